@@ -1,0 +1,225 @@
+// `npm run bench`: seeds an installation with one schedule (365-day horizon, 10,000 future bookings) on
+// SQLite and on PostgreSQL (a fresh database, dropped afterwards), starts the real server (bin/booking
+// serve) on each, and loads /schedules, /days, /slots (the busiest day) and POST /bookings (distinct free
+// times) with autocannon, beside a baseline measured in the same run: a bare node:http server answering
+// a JSON body the size of the /slots answer. Same connections and duration for every target.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+// @ts-expect-error autocannon ships no type declarations
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { connect, type Db } from '../src/db/connect.js';
+import { migrate } from '../src/db/migrate.js';
+import { setup, setApiEnabled, generateToken } from '../src/app/installation.js';
+import { importSchedules } from '../src/app/schedules.js';
+import { TimeZone } from '../src/core/time/zone.js';
+import { DAY_MS, MINUTE_MS, formatDate } from '../src/core/time/calendar.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const BOOKINGS = 10_000;
+const HORIZON = 365;
+const ZONE = 'Europe/Berlin';
+const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Figures { rps: number; p50: number; p99: number; errors: number }
+
+async function load(url: string, options: Record<string, unknown> = {}): Promise<Figures> {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, ...options });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+/** Deterministic shuffle, so every run seeds the same bookings. */
+function shuffled<T>(items: T[], seed = 42): T[] {
+  const out = [...items];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1_103_515_245 + 12_345) % 2_147_483_648;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/** Setup, one schedule open around the clock (30-minute grid, 30-minute reason), 10,000 bookings spread over the year. */
+async function seed(db: Db): Promise<{ token: string; scheduleId: number; reasonId: number; busiestDay: string }> {
+  const now = Date.now();
+  await migrate(db);
+  await setup(db, { timezone: ZONE, adminEmail: 'bench@example.com', adminPassword: 'bench password 1', name: 'Bench', notifyEmail: 'desk@example.com' }, now);
+  const all = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [['00:00', '24:00']]]));
+  const { schedules } = await importSchedules(db, {
+    schedules: [{ name: 'Bench', slot_interval_minutes: 30, horizon_days: HORIZON, weekly_hours: all, reasons: [{ name: 'Talk', duration_minutes: 30 }] }],
+  }, now);
+  const scheduleId = schedules[0]!.id;
+  const reasonId = schedules[0]!.reasons[0]!.id;
+  await setApiEnabled(db, true);
+  const token = await generateToken(db);
+
+  const zone = TimeZone.of(ZONE);
+  const today = zone.localDayOf(now);
+  const places: [number, number][] = [];
+  for (let day = today + 1; day <= today + HORIZON; day++) for (let minute = 0; minute < 1440; minute += 30) places.push([day, minute]);
+  const chosen = shuffled(places).slice(0, BOOKINGS).filter(([day, minute]) => zone.startInstant(day, minute) !== null);
+  const perDay = new Map<number, number>();
+  for (const [day] of chosen) perDay.set(day, (perDay.get(day) ?? 0) + 1);
+  const busiest = [...perDay].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
+  await db.write(async (trx) => {
+    const customer = await trx.insertInto('customers').values({
+      email_key: 'seed@example.com', email: 'seed@example.com', first_name: 'Seed', last_name: '', phone: '', created_at: now, updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow();
+    for (let i = 0; i < chosen.length; i += 500) {
+      await trx.insertInto('bookings').values(chosen.slice(i, i + 500).map(([day, minute]) => {
+        const start = zone.startInstant(day, minute)!;
+        return {
+          details_id: randomBytes(18).toString('base64url'), schedule_id: scheduleId, reason_id: reasonId, customer_id: customer.id,
+          start_at: start, end_at: start + 30 * MINUTE_MS, status: 'booked', source: 'admin', answers: '{}', created_at: now,
+        };
+      })).execute();
+    }
+  });
+  return { token, scheduleId, reasonId, busiestDay: formatDate(busiest) };
+}
+
+function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+async function waitFor(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+interface EngineFigures { schedules: Figures; days: Figures; slots: Figures; bookings: Figures; slotsBytes: number; daysCount: number }
+
+async function benchEngine(name: string, databaseUrl: string, port: number): Promise<EngineFigures> {
+  const db = connect(databaseUrl);
+  const started = Date.now();
+  const { token, scheduleId, reasonId, busiestDay } = await seed(db);
+  await db.close();
+  // the limiter must not distort the figures
+  const set = spawnSync(join(ROOT, 'bin/booking'), ['set', 'api.rate_limit_per_minute', '9999999'], { env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8' });
+  if (set.status !== 0) throw new Error(`booking set failed: ${set.stderr}`);
+  console.log(`${name}: seeded ${BOOKINGS} bookings in ${((Date.now() - started) / 1000).toFixed(1)} s; busiest day ${busiestDay}`);
+
+  const server = startProcess(join(ROOT, 'bin/booking'), ['serve', '--port', String(port)], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(`${base}/healthz`);
+    const headers = { authorization: `Bearer ${token}` };
+    const q = `schedule=${scheduleId}&reason=${reasonId}`;
+    const days = (await (await fetch(`${base}/api/days?${q}`, { headers })).json()) as { data: string[] };
+    const slotsBody = await (await fetch(`${base}/api/slots?${q}&day=${busiestDay}`, { headers })).text();
+    // free times for POST /bookings: every free time of the later days, each booked at most once
+    const free: string[] = [];
+    for (const day of days.data.slice(-60).reverse()) {
+      free.push(...((await (await fetch(`${base}/api/slots?${q}&day=${day}`, { headers })).json()) as { data: string[] }).data);
+    }
+    let next = 0;
+    const figures = {
+      schedules: await load(`${base}/api/schedules`, { headers }),
+      days: await load(`${base}/api/days?${q}`, { headers }),
+      slots: await load(`${base}/api/slots?${q}&day=${busiestDay}`, { headers }),
+      bookings: await load(`${base}/api/bookings`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        requests: [{
+          setupRequest: (request: any) => ({
+            ...request,
+            body: JSON.stringify({ schedule: scheduleId, reason: reasonId, slot: free[next++ % free.length], submission: { email: `b${next}@example.com` } }),
+          }),
+        }],
+      }),
+      slotsBytes: Buffer.byteLength(slotsBody),
+      daysCount: days.data.length,
+    };
+    if (next > free.length) console.log(`${name}: POST /bookings ran out of distinct free times (${free.length}); the rest answered 404`);
+    return figures;
+  } finally {
+    await stopProcess(server);
+  }
+}
+
+async function benchBaseline(bytes: number): Promise<Figures> {
+  const server = startProcess(process.execPath, [join(ROOT, 'bench/baseline-server.mjs'), String(bytes)], {});
+  const port = await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim())));
+  try {
+    return await load(`http://127.0.0.1:${port}/`);
+  } finally {
+    await stopProcess(server);
+  }
+}
+
+async function withPostgresDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
+  const name = `booking_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  try {
+    return await work(url.href);
+  } finally {
+    const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+    await c.connect();
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.end();
+  }
+}
+
+const row = (label: string, f: Figures) =>
+  `${label.padEnd(28)} ${f.rps.toFixed(0).padStart(8)} ${String(f.p50).padStart(8)} ${String(f.p99).padStart(8)} ${String(f.errors).padStart(8)}`;
+
+async function main() {
+  console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); autocannon ${CONNECTIONS} connections x ${DURATION} s per target`);
+  const dir = mkdtempSync(join(tmpdir(), 'booking-bench-'));
+  const results: [string, EngineFigures][] = [];
+  try {
+    results.push(['sqlite', await benchEngine('sqlite', `sqlite:${join(dir, 'bench.db')}`, 3901)]);
+    results.push(['postgres', await withPostgresDatabase((url) => benchEngine('postgres', url, 3902))]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const baseline = await benchBaseline(results[0]![1].slotsBytes);
+
+  console.log(`\n/slots answer ${results[0]![1].slotsBytes} bytes; /days lists ${results[0]![1].daysCount} days\n`);
+  console.log(`${'target'.padEnd(28)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)}`);
+  console.log(row('baseline node:http', baseline));
+  for (const [engine, f] of results) {
+    console.log(row(`${engine} GET /schedules`, f.schedules));
+    console.log(row(`${engine} GET /days (365 d)`, f.days));
+    console.log(row(`${engine} GET /slots (busiest)`, f.slots));
+    console.log(row(`${engine} POST /bookings`, f.bookings));
+  }
+  console.log('');
+  for (const [engine, f] of results) {
+    const slotsRatio = f.slots.rps / baseline.rps;
+    // p50 is reported in whole milliseconds; at 0 both are under a millisecond
+    const daysRatio = f.days.p50 / Math.max(f.schedules.p50, 1);
+    console.log(`${engine}: /slots rps / baseline rps = ${slotsRatio.toFixed(2)} (target >= 0.5)   /days p50 / /schedules p50 = ${daysRatio.toFixed(2)} (target <= 3)`);
+  }
+}
+
+await main();

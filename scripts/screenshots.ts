@@ -1,0 +1,73 @@
+// Saves PNG screenshots of the admin area's main pages under docs/screenshots/: a throwaway demo
+// installation (temporary SQLite file) on a real port, a few bookings made through the API, and Debian
+// chromium taking the pictures. Run: node --import tsx scripts/screenshots.ts
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config.js';
+import { startServer } from '../src/server.js';
+import { demo, DEMO_ADMIN_EMAIL } from '../src/app/demo.js';
+import { BROWSER_SKIP, launchBrowser } from '../test/support/chromium.js';
+
+if (BROWSER_SKIP) {
+  console.error(`cannot take screenshots: ${BROWSER_SKIP}`);
+  process.exit(1);
+}
+
+const out = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
+mkdirSync(out, { recursive: true });
+const dir = mkdtempSync(join(tmpdir(), 'booking-screens-'));
+const server = await startServer(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'booking.db')}`, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
+const browser = await launchBrowser();
+try {
+  const page = await browser.context.newPage();
+  const shoot = async (name: string, path: string, options: { width?: number; fullPage?: boolean } = {}) => {
+    await page.setViewportSize({ width: options.width ?? 1280, height: 800 });
+    await page.goto(`${server.url}${path}`);
+    await page.screenshot({ path: join(out, `${name}.png`), fullPage: options.fullPage ?? true });
+    console.log(`docs/screenshots/${name}.png  <- ${path}`);
+  };
+
+  await shoot('setup', '/admin/setup');
+  const { token, adminPassword } = await demo(server.db, 'Europe/Berlin', Date.now());
+
+  // a few bookings through the API, as a customer's website would make them
+  const api = async (path: string, init: RequestInit = {}) =>
+    (await fetch(`${server.url}/api${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } })).json() as Promise<any>;
+  const people = [['Grace', 'Hopper'], ['Alan', 'Turing'], ['Katherine', 'Johnson'], ['Edsger', 'Dijkstra'], ['Barbara', 'Liskov']];
+  const days: string[] = (await api('/days?schedule=1&reason=1')).data;
+  let booked = 0;
+  for (const day of days.slice(0, 3)) {
+    const slots: string[] = (await api(`/slots?schedule=1&reason=1&day=${day}`)).data;
+    for (const slot of [slots[0], slots[4]]) {
+      const [first, last] = people[booked % people.length]!;
+      if (!slot) continue;
+      await api('/bookings', { method: 'POST', body: JSON.stringify({ schedule: 1, reason: 1, slot, submission: { first_name: first, last_name: last, email: `${first!.toLowerCase()}@example.com`, phone: '+49 30 1234567' } }) });
+      booked++;
+    }
+  }
+
+  await page.goto(`${server.url}/admin/signin`);
+  await shoot('signin', '/admin/signin', { fullPage: false });
+  await page.getByLabel('E-mail').fill(DEMO_ADMIN_EMAIL);
+  await page.getByLabel('Password').fill(adminPassword!);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/admin\/bookings/);
+
+  await shoot('bookings', '/admin/bookings');
+  await shoot('calendar', `/admin/schedules/1/calendar?week=${days[0]}`);
+  await shoot('schedules', '/admin/schedules');
+  await shoot('schedule-edit', '/admin/schedules/1');
+  await shoot('settings', '/admin/settings');
+  await page.getByRole('button', { name: 'Generate a new token' }).click();
+  await page.screenshot({ path: join(out, 'token.png'), fullPage: true });
+  console.log('docs/screenshots/token.png  <- a freshly generated token (this throwaway installation\'s)');
+  await shoot('customers', '/admin/customers');
+  await shoot('mail', '/admin/mail');
+  await shoot('bookings-phone', '/admin/bookings', { width: 390 });
+} finally {
+  await browser.close();
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,138 @@
+// Admin sign-in, sessions and password changes. Sessions are stateless signed cookies so that any
+// instance can check them; the signing secret lives in the database (created on first use) so all
+// instances share it. A session carries a fingerprint of the password hash: changing the password
+// ends every other session.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../db/connect.js';
+import { findAdminByEmail } from '../db/repos/installation.repository.js';
+import { InvalidInput } from '../core/errors.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import { MIN_PASSWORD_LENGTH } from './installation.js';
+
+const SECRET_KEY = 'admin.session_secret';
+export const SESSION_DAYS = 7;
+const SESSION_MS = SESSION_DAYS * 86_400_000;
+
+/** The installation's session secret; the first caller anywhere creates it, every other one reads the same. */
+export async function sessionSecret(db: Db): Promise<Buffer> {
+  const candidate = JSON.stringify(randomBytes(32).toString('base64url'));
+  await db.kysely.insertInto('settings').values({ key: SECRET_KEY, value: candidate })
+    .onConflict((oc) => oc.column('key').doNothing()).execute();
+  const row = await db.kysely.selectFrom('settings').select('value').where('key', '=', SECRET_KEY).executeTakeFirstOrThrow();
+  return Buffer.from(JSON.parse(row.value) as string, 'base64url');
+}
+
+export interface Session {
+  adminId: number;
+  email: string;
+  /** random per sign-in; the CSRF token is derived from it */
+  sessionId: string;
+  expiresAt: number;
+}
+
+const sign = (secret: Buffer, text: string) => createHmac('sha256', secret).update(text).digest('base64url');
+const fingerprint = (secret: Buffer, passwordHash: string) => sign(secret, `pw:${passwordHash}`).slice(0, 16);
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function sessionCookieValue(secret: Buffer, admin: { id: number; password_hash: string }, now: number): string {
+  const body = `${admin.id}.${now + SESSION_MS}.${randomBytes(16).toString('base64url')}.${fingerprint(secret, admin.password_hash)}`;
+  return `${body}.${sign(secret, body)}`;
+}
+
+/** The session a cookie value stands for, or null (forged, expired, password changed, admin gone). */
+export async function readSession(db: Db, secret: Buffer, value: string | undefined, now: number): Promise<Session | null> {
+  if (!value) return null;
+  const parts = value.split('.');
+  if (parts.length !== 5) return null;
+  const [id, expires, sessionId, print, signature] = parts as [string, string, string, string, string];
+  if (!safeEqual(signature, sign(secret, `${id}.${expires}.${sessionId}.${print}`))) return null;
+  if (!(Number(expires) > now)) return null;
+  const admin = await db.kysely.selectFrom('admins').selectAll().where('id', '=', Number(id)).executeTakeFirst();
+  if (!admin || !safeEqual(print, fingerprint(secret, admin.password_hash))) return null;
+  return { adminId: admin.id, email: admin.email, sessionId, expiresAt: Number(expires) };
+}
+
+export const csrfToken = (secret: Buffer, session: Session) => sign(secret, `csrf:${session.sessionId}`);
+export const checkCsrf = (secret: Buffer, session: Session, token: unknown) =>
+  typeof token === 'string' && safeEqual(token, csrfToken(secret, session));
+
+/**
+ * Failed sign-ins counted per e-mail and per client address in a sliding window; over the limit, sign-in
+ * is refused (even with the right password) until the window passes. Kept per process: with N instances an
+ * attacker gets at most N times the limit, still far too few guesses to matter against scrypt.
+ */
+export class SignInThrottle {
+  private readonly failures = new Map<string, number[]>();
+  /** per e-mail; an address (an office behind one NAT) gets four times as many */
+  constructor(readonly maxFailures = 5, readonly windowMs = 15 * 60_000) {}
+
+  private limitOf(key: string): number {
+    return key.startsWith('ip:') ? this.maxFailures * 4 : this.maxFailures;
+  }
+
+  private recent(key: string, now: number): number[] {
+    const kept = (this.failures.get(key) ?? []).filter((t) => t > now - this.windowMs);
+    if (kept.length) this.failures.set(key, kept); else this.failures.delete(key);
+    return kept;
+  }
+
+  /** ms until another attempt is allowed for this e-mail or address, 0 when allowed */
+  waitMs(keys: readonly string[], now: number): number {
+    let wait = 0;
+    for (const key of keys) {
+      const times = this.recent(key, now);
+      const limit = this.limitOf(key);
+      if (times.length >= limit) wait = Math.max(wait, times[times.length - limit]! + this.windowMs - now);
+    }
+    return wait;
+  }
+
+  fail(keys: readonly string[], now: number): void {
+    // bounded memory under a flood of made-up e-mails: forget expired entries first, the oldest if still too many
+    if (this.failures.size > 10_000) {
+      for (const key of [...this.failures.keys()]) this.recent(key, now);
+      for (const key of [...this.failures.keys()].slice(0, this.failures.size - 10_000)) this.failures.delete(key);
+    }
+    for (const key of keys) this.failures.set(key, [...this.recent(key, now), now]);
+  }
+
+  succeed(keys: readonly string[]): void {
+    for (const key of keys) this.failures.delete(key);
+  }
+}
+
+export type SignInResult = { ok: true; cookie: string } | { ok: false; message: string };
+
+export async function signIn(db: Db, throttle: SignInThrottle, email: string, password: string, clientIp: string, now: number): Promise<SignInResult> {
+  const key = email.trim().toLowerCase();
+  const keys = [`email:${key}`, `ip:${clientIp}`];
+  const wait = throttle.waitMs(keys, now);
+  if (wait > 0) return { ok: false, message: `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60_000)} minutes.` };
+  const admin = await findAdminByEmail(db.kysely, key);
+  // verify against a dummy hash when the admin is unknown, so timing does not reveal which e-mails exist
+  const valid = await verifyPassword(password, admin?.password_hash ?? DUMMY_HASH);
+  if (!admin || !valid) {
+    throttle.fail(keys, now);
+    return { ok: false, message: 'Wrong e-mail or password.' };
+  }
+  throttle.succeed(keys);
+  return { ok: true, cookie: sessionCookieValue(await sessionSecret(db), admin, now) };
+}
+
+const DUMMY_HASH = await hashPassword(randomBytes(12).toString('hex'));
+
+/** Changes the password; every other session ends (their fingerprint no longer matches). Returns the new cookie. */
+export async function changePassword(db: Db, session: Session, current: string, next: string, repeat: string, now: number): Promise<string> {
+  const admin = await db.kysely.selectFrom('admins').selectAll().where('id', '=', session.adminId).executeTakeFirstOrThrow();
+  if (!(await verifyPassword(current, admin.password_hash))) throw new InvalidInput('The current password is wrong.', 'current_password');
+  if (next.length < MIN_PASSWORD_LENGTH) throw new InvalidInput(`The new password must have at least ${MIN_PASSWORD_LENGTH} characters.`, 'new_password');
+  if (next !== repeat) throw new InvalidInput('The two new passwords differ.', 'repeat_password');
+  const passwordHash = await hashPassword(next);
+  await db.write((trx) => trx.updateTable('admins').set({ password_hash: passwordHash }).where('id', '=', admin.id).execute());
+  return sessionCookieValue(await sessionSecret(db), { id: admin.id, password_hash: passwordHash }, now);
+}

@@ -1,0 +1,26 @@
+// The API token (decisions §2): 'apm_' + 64 characters of [A-Za-z0-9] from a cryptographic source.
+// Only its SHA-256 is stored: the token has ~381 bits of entropy, so a fast hash is enough and keeps
+// the per-request check cheap. Comparison is constant-time.
+import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+export const TOKEN_PREFIX = 'apm_';
+export const TOKEN_RE = /^apm_[A-Za-z0-9]{64}$/;
+
+export function newToken(): string {
+  let body = '';
+  for (let i = 0; i < 64; i++) body += ALPHABET[randomInt(ALPHABET.length)];
+  return TOKEN_PREFIX + body;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Does the presented token hash to the stored hash? Constant-time in the token's content. */
+export function tokenMatches(presented: string, storedHash: string): boolean {
+  if (!storedHash) return false;
+  const a = createHash('sha256').update(presented).digest();
+  const b = Buffer.from(storedHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,100 @@
+// Creating a booking (decisions §5): the slot is re-checked inside the transaction that stores it,
+// under a lock on the schedule, so concurrent requests for the last place give exactly one booking.
+// The customer record and the notification e-mails (outbox rows) are written in the same transaction.
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/connect.js';
+import { bumpBookingsVersion, insertBooking } from '../db/repos/booking.repository.js';
+import { saveCustomer } from '../db/repos/customer.repository.js';
+import { enqueueMessages, type MessageKind } from '../db/repos/outbox.repository.js';
+import { mailRecipient } from '../mail/headers.js';
+import { InvalidInput, NotFound } from '../core/errors.js';
+import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
+import { MINUTE_MS } from '../core/time/calendar.js';
+import type { Snapshot } from './snapshot.js';
+import { availabilityContext, findReason, findSchedule, freeSlotAt } from './availability.js';
+
+export interface BookingRequest {
+  scheduleId: number;
+  reasonId: number;
+  /** local wall time 'YYYY-MM-DD HH:MM:SS' */
+  slot: string;
+  submission: Readonly<Record<string, unknown>>;
+  source: 'api' | 'admin';
+}
+
+export interface BookingCreated {
+  bookingId: number;
+  detailsId: string;
+  customerId: number;
+  start: number;
+  end: number;
+}
+
+/** 24 URL-safe characters, 144 random bits: unguessable, used in links and the admin area. */
+export const newDetailsId = () => randomBytes(18).toString('base64url');
+
+function answerText(answers: Readonly<Record<string, Answer>>, name: string): string {
+  const v = answers[name];
+  return typeof v === 'string' ? v : '';
+}
+
+/** The customer's e-mail: the value of the form's first e-mail field named 'email', else of any e-mail field. */
+function customerEmail(form: readonly FormField[], answers: Readonly<Record<string, Answer>>): string | null {
+  const emailFields = publicFields(form).filter((f) => f.inputType === 'email');
+  const field = emailFields.find((f) => f.name === 'email') ?? emailFields[0];
+  const value = field ? answers[field.name] : undefined;
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+export async function createBooking(db: Db, snapshot: Snapshot, request: BookingRequest, now: number): Promise<BookingCreated> {
+  const schedule = findSchedule(snapshot, request.scheduleId);
+  const reason = findReason(schedule, request.reasonId);
+  const checked = validateSubmission(schedule.form, request.submission);
+  if (!checked.ok) throw new InvalidInput(checked.message, checked.field);
+  const { answers } = checked;
+  const ctx = availabilityContext(snapshot, schedule, reason, now);
+  const email = customerEmail(schedule.form, answers);
+  // only addresses we could deliver to are queued (both were validated on entry; this keeps it so)
+  const customerRecipient = mailRecipient(email);
+  const operator = mailRecipient(snapshot.settings.notifyEmail);
+
+  return db.write(async (trx) => {
+    if (!(await db.lockSchedule(trx, schedule.id))) throw new NotFound('Schedule not found');
+    const slot = await freeSlotAt(trx, schedule, ctx, request.slot);
+    const end = slot.start + reason.durationMinutes * MINUTE_MS;
+    const customerId = await saveCustomer(trx, {
+      email, firstName: answerText(answers, 'first_name'), lastName: answerText(answers, 'last_name'), phone: answerText(answers, 'phone'),
+    }, now);
+    const detailsId = newDetailsId();
+    const bookingId = await insertBooking(trx, {
+      detailsId, scheduleId: schedule.id, reasonId: reason.id, customerId, start: slot.start, end, source: request.source, answers, createdAt: now,
+    });
+    await bumpBookingsVersion(trx, schedule.id);
+    const messages: { kind: MessageKind; recipient: string }[] = [];
+    if (customerRecipient) messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
+    if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
+    await enqueueMessages(trx, bookingId, messages, now);
+    return { bookingId, detailsId, customerId, start: slot.start, end };
+  });
+}
+
+/**
+ * Cancels a booking (admin area): its time is free on the next request, and a cancellation message to the
+ * customer is queued in the same transaction. Returns false when there is no such booked appointment.
+ */
+export async function cancelBooking(db: Db, detailsId: string, now: number): Promise<boolean> {
+  return db.write(async (trx) => {
+    const booking = await trx.selectFrom('bookings')
+      .innerJoin('customers', 'customers.id', 'bookings.customer_id')
+      .select(['bookings.id', 'bookings.schedule_id', 'customers.email'])
+      .where('bookings.details_id', '=', detailsId).where('bookings.status', '=', 'booked')
+      .executeTakeFirst();
+    if (!booking) return false;
+    await db.lockSchedule(trx, booking.schedule_id);
+    await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now }).where('id', '=', booking.id).execute();
+    await bumpBookingsVersion(trx, booking.schedule_id);
+    const recipient = mailRecipient(booking.email);
+    if (recipient) await enqueueMessages(trx, booking.id, [{ kind: 'booking_cancellation', recipient }], now);
+    return true;
+  });
+}

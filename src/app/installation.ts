@@ -1,0 +1,68 @@
+// Operator use-cases on the installation as a whole: setup, the API switch, the token, settings.
+// The CLI and the admin area both call these.
+import type { Db } from '../db/connect.js';
+import { bumpConfigVersion, loadSettings, saveSetting, upsertAdmin } from '../db/repos/installation.repository.js';
+import { InvalidInput } from '../core/errors.js';
+import { parseEmail, parseOperatorSetting, parseTimezone, SETTING_KEYS, type SettingKey } from '../core/settings.js';
+import { hashPassword } from './passwords.js';
+import { hashToken, newToken } from './api-token.js';
+
+export interface SetupInput {
+  timezone: string;
+  adminEmail: string;
+  adminPassword: string;
+  name?: string | undefined;
+  notifyEmail?: string | undefined;
+}
+
+export const MIN_PASSWORD_LENGTH = 8;
+
+/** Finishes the installation (decisions §1): admin account, zone, name, notification address. */
+export async function setup(db: Db, input: SetupInput, now: number): Promise<void> {
+  const timezone = parseTimezone(input.timezone);
+  const adminEmail = parseEmail(input.adminEmail, 'admin_email');
+  if (input.adminPassword.length < MIN_PASSWORD_LENGTH) {
+    throw new InvalidInput(`the admin password must have at least ${MIN_PASSWORD_LENGTH} characters`, 'admin_password');
+  }
+  const notifyEmail = input.notifyEmail === undefined ? adminEmail : parseEmail(input.notifyEmail, 'notify_email');
+  const name = input.name?.trim() || undefined;
+  if (name !== undefined && name.length > 200) throw new InvalidInput('the name must have at most 200 characters', 'name');
+  const passwordHash = await hashPassword(input.adminPassword);
+  await db.write(async (trx) => {
+    await upsertAdmin(trx, adminEmail.toLowerCase(), passwordHash, now);
+    await saveSetting(trx, 'installation.timezone', timezone);
+    await saveSetting(trx, 'installation.notify_email', notifyEmail);
+    if (name !== undefined) await saveSetting(trx, 'installation.name', name);
+    await saveSetting(trx, 'installation.configured', true);
+    await bumpConfigVersion(trx);
+  });
+}
+
+export async function isConfigured(db: Db): Promise<boolean> {
+  return (await loadSettings(db.kysely)).configured;
+}
+
+async function saveSettings(db: Db, values: Partial<Record<SettingKey, unknown>>): Promise<void> {
+  await db.write(async (trx) => {
+    for (const [key, value] of Object.entries(values)) await saveSetting(trx, key as SettingKey, value);
+    await bumpConfigVersion(trx);
+  });
+}
+
+export async function setApiEnabled(db: Db, enabled: boolean): Promise<void> {
+  await saveSettings(db, { 'api.enabled': enabled });
+}
+
+/** A new token; the old one stops working on the next request everywhere. Returns the token: show it once. */
+export async function generateToken(db: Db): Promise<string> {
+  const token = newToken();
+  await saveSettings(db, { 'api.token_hash': hashToken(token) });
+  return token;
+}
+
+/** `booking set KEY VALUE` */
+export async function setOperatorSetting(db: Db, key: string, text: string): Promise<void> {
+  const value = parseOperatorSetting(key, text);
+  if (!(key in SETTING_KEYS)) throw new InvalidInput(`unknown setting ${key}`, 'key');
+  await saveSettings(db, { [key]: value });
+}

@@ -1,0 +1,90 @@
+// What the admin area does with the outbox: list the messages (all, by state, or one booking's), show a
+// message as it would be sent, and make a waiting or given-up message due at once ("retry now").
+import type { Db } from '../db/connect.js';
+import { NotFound } from '../core/errors.js';
+import {
+  countMessagesByState, findMessage, listMessages as listRows, loadMessageSource, retryMessageNow,
+  MESSAGE_STATES, type MessageFilter, type MessageListItem, type MessageState,
+} from '../db/repos/outbox.repository.js';
+import { renderMessage, type RenderedMessage } from '../mail/templates.js';
+
+export { MESSAGE_STATES, type MessageState };
+
+export interface OutboxMessage {
+  id: number;
+  bookingId: number | null;
+  /** the booking's details_id (its id in the admin area), or null */
+  detailsId: string | null;
+  kind: string;
+  recipient: string;
+  state: MessageState;
+  /** delivery attempts made so far */
+  attempts: number;
+  /** when the worker will try next (queued/retrying), or when a claim ends (sending) */
+  nextAttemptAt: number;
+  claimedUntil: number | null;
+  lastError: string | null;
+  createdAt: number;
+  sentAt: number | null;
+}
+
+const view = (r: MessageListItem): OutboxMessage => ({
+  id: r.id, bookingId: r.booking_id, detailsId: r.details_id, kind: r.kind, recipient: r.recipient, state: r.state as MessageState,
+  attempts: r.attempts, nextAttemptAt: r.next_attempt_at, claimedUntil: r.claimed_until, lastError: r.last_error,
+  createdAt: r.created_at, sentAt: r.sent_at,
+});
+
+export interface MessageQuery {
+  state?: MessageState;
+  /** a booking's details_id: only its messages */
+  detailsId?: string;
+  /** newest first; the next page starts below the last id seen */
+  beforeId?: number;
+  /** 1..500, default 50 */
+  limit?: number;
+}
+
+/** Messages, newest first. An unknown detailsId gives an empty list. */
+export async function listMessages(db: Db, query: MessageQuery = {}): Promise<OutboxMessage[]> {
+  const filter: MessageFilter = { state: query.state, beforeId: query.beforeId, limit: query.limit };
+  if (query.detailsId !== undefined) {
+    const booking = await db.kysely.selectFrom('bookings').select('id').where('details_id', '=', query.detailsId).executeTakeFirst();
+    if (!booking) return [];
+    filter.bookingId = booking.id;
+  }
+  return (await listRows(db.kysely, filter)).map(view);
+}
+
+export function countMessages(db: Db): Promise<Record<MessageState, number>> {
+  return countMessagesByState(db.kysely);
+}
+
+/** A stored message as it would be sent; its `html` is a whole escaped document: show it in a sandboxed iframe (srcdoc). */
+export interface MessagePreview extends RenderedMessage {
+  message: OutboxMessage;
+}
+
+/**
+ * The message rendered from its booking as it is now, exactly as the worker would send it.
+ * Throws NotFound for an unknown id; a message whose booking is gone has no preview (NotFound too).
+ */
+export async function previewMessage(db: Db, id: number): Promise<MessagePreview> {
+  const row = await findMessage(db.kysely, id);
+  if (!row) throw new NotFound('Message not found');
+  const source = await loadMessageSource(db.kysely, row);
+  if (!source) throw new NotFound('The booking of this message no longer exists');
+  const rendered = renderMessage(source);
+  return { message: view({ ...row, details_id: source.booking.detailsId }), ...rendered };
+}
+
+/**
+ * "Retry now": the message becomes due at once (state back to queued, or retrying when it was tried
+ * before). Returns false for a message that was sent (never sent twice) or that a worker is sending right
+ * now; throws NotFound for an unknown id. A given-up message gets one more attempt; failing again, it
+ * stays given up.
+ */
+export async function retryMessage(db: Db, id: number, now: number): Promise<boolean> {
+  const retried = await retryMessageNow(db.kysely, id, now);
+  if (!retried && !(await findMessage(db.kysely, id))) throw new NotFound('Message not found');
+  return retried;
+}

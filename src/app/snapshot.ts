@@ -1,0 +1,80 @@
+// What every API request reads: the installation's settings and its schedules, cached per process and
+// reloaded when `meta.config_version` changes. Every write that the API reads bumps that version in the
+// same transaction, so a change from any process or instance is seen on the very next request, at the
+// cost of one primary-key read per request.
+import type { Db } from '../db/connect.js';
+import { configVersion, loadSettings } from '../db/repos/installation.repository.js';
+import { loadSchedules, type StoredSchedule } from '../db/repos/schedule.repository.js';
+import type { InstallationSettings } from '../core/settings.js';
+import type { ScheduleRules } from '../core/availability/free-slots.js';
+import type { FormField } from '../core/forms/form-fields.js';
+import { parseDate } from '../core/time/calendar.js';
+import { TimeZone } from '../core/time/zone.js';
+
+export interface ReasonView {
+  readonly id: number;
+  readonly name: string;
+  readonly description: string;
+  readonly durationMinutes: number;
+}
+
+export interface ScheduleView {
+  readonly id: number;
+  readonly name: string;
+  readonly rules: ScheduleRules;
+  readonly reasons: ReadonlyMap<number, ReasonView>;
+  readonly form: readonly FormField[];
+  readonly stored: StoredSchedule;
+}
+
+export interface Snapshot {
+  readonly version: number;
+  readonly settings: InstallationSettings;
+  /** null until setup chose one */
+  readonly zone: TimeZone | null;
+  /** by ascending id */
+  readonly schedules: ReadonlyMap<number, ScheduleView>;
+}
+
+function viewOf(s: StoredSchedule): ScheduleView {
+  return {
+    id: s.id,
+    name: s.name,
+    rules: {
+      ...s.settings,
+      weeklyHours: s.weeklyHours,
+      exceptions: new Map(s.exceptions.map((e) => [parseDate(e.date)!, e.hours])),
+    },
+    reasons: new Map(s.reasons.map((r) => [r.id, r])),
+    form: s.form,
+    stored: s,
+  };
+}
+
+export class SnapshotCache {
+  private snapshot: Snapshot | null = null;
+  private loading: Promise<Snapshot> | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  async current(): Promise<Snapshot> {
+    const version = await configVersion(this.db.kysely);
+    if (this.snapshot?.version === version) return this.snapshot;
+    // one reload at a time; requests arriving meanwhile share it
+    this.loading ??= this.load(version).finally(() => { this.loading = null; });
+    const loaded = await this.loading;
+    return loaded.version >= version ? loaded : this.current();
+  }
+
+  private async load(version: number): Promise<Snapshot> {
+    const [settings, schedules] = await Promise.all([loadSettings(this.db.kysely), loadSchedules(this.db.kysely)]);
+    const snapshot: Snapshot = {
+      version,
+      settings,
+      zone: settings.timezone ? TimeZone.find(settings.timezone) : null,
+      schedules: new Map(schedules.map((s) => [s.id, viewOf(s)])),
+    };
+    this.snapshot = snapshot;
+    return snapshot;
+  }
+}

@@ -1,0 +1,127 @@
+// bin/booking: parse the arguments, call one use-case, print its result (decisions §6).
+// Bad input: one line on stderr, exit code 1 (2 for a usage error), nothing stored.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from '../config.js';
+import { connect, type Db } from '../db/connect.js';
+import { migrate } from '../db/migrate.js';
+import { InvalidInput } from '../core/errors.js';
+import { setup, setApiEnabled, generateToken, setOperatorSetting } from '../app/installation.js';
+import { importSchedules } from '../app/schedules.js';
+import { demo, DEMO_ADMIN_EMAIL } from '../app/demo.js';
+
+const USAGE = `usage: booking <command>
+  serve [--host H] [--port P]
+  setup --timezone TZ --admin-email E --admin-password P [--name N] [--notify-email E]
+  import FILE
+  api enable|disable
+  token generate
+  set KEY VALUE
+  demo`;
+
+class UsageError extends Error {}
+
+async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
+  const db = connect(config.databaseUrl, { poolMax: 2 });
+  try {
+    await migrate(db);
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** The demo's zone: DEMO_TIMEZONE, else Europe/Berlin (a zone with DST, so the demo shows it). */
+const demoTimezone = () => process.env.DEMO_TIMEZONE || 'Europe/Berlin';
+
+async function run(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const config = loadConfig();
+  const now = Date.now();
+  switch (command) {
+    case 'serve': {
+      const { values } = parseArgs({ args: rest, options: { host: { type: 'string' }, port: { type: 'string' } } });
+      const env = { ...process.env, ...(values.host ? { HOST: values.host } : {}), ...(values.port ? { PORT: values.port } : {}) };
+      // loaded only here: the HTTP stack is most of the start-up time of the other commands
+      const { serveForever } = await import('../server.js');
+      await serveForever(loadConfig(env));
+      return;
+    }
+    case 'setup': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          timezone: { type: 'string' }, 'admin-email': { type: 'string' }, 'admin-password': { type: 'string' },
+          name: { type: 'string' }, 'notify-email': { type: 'string' },
+        },
+      });
+      for (const required of ['timezone', 'admin-email', 'admin-password'] as const) {
+        if (values[required] === undefined) throw new UsageError(`setup needs --${required}`);
+      }
+      await withDb(config, (db) => setup(db, {
+        timezone: values.timezone!, adminEmail: values['admin-email']!, adminPassword: values['admin-password']!,
+        name: values.name, notifyEmail: values['notify-email'],
+      }, now));
+      return;
+    }
+    case 'import': {
+      if (rest.length !== 1) throw new UsageError('import needs one FILE');
+      let document: unknown;
+      try {
+        document = JSON.parse(readFileSync(rest[0]!, 'utf8'));
+      } catch (error) {
+        throw new InvalidInput(`cannot read ${rest[0]}: ${(error as Error).message.split('\n')[0]}`);
+      }
+      const result = await withDb(config, (db) => importSchedules(db, document, now));
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
+    case 'api': {
+      if (rest.length !== 1 || (rest[0] !== 'enable' && rest[0] !== 'disable')) throw new UsageError('api needs enable or disable');
+      await withDb(config, (db) => setApiEnabled(db, rest[0] === 'enable'));
+      return;
+    }
+    case 'token': {
+      if (rest.length !== 1 || rest[0] !== 'generate') throw new UsageError('token needs generate');
+      const token = await withDb(config, (db) => generateToken(db));
+      process.stdout.write(`${token}\n`);
+      return;
+    }
+    case 'set': {
+      if (rest.length !== 2) throw new UsageError('set needs KEY VALUE');
+      await withDb(config, (db) => setOperatorSetting(db, rest[0]!, rest[1]!));
+      return;
+    }
+    case 'demo': {
+      if (rest.length !== 0) throw new UsageError('demo takes no arguments');
+      const result = await withDb(config, (db) => demo(db, demoTimezone(), now));
+      const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+      const lines = [
+        `Demo installation ready (${config.databaseUrl}).`,
+        `Base URL:  ${base}/api`,
+        `API token: ${result.token}`,
+        result.adminPassword
+          ? `Admin:     ${base}/admin  ${DEMO_ADMIN_EMAIL} / ${result.adminPassword}`
+          : `Admin:     ${base}/admin  (existing installation: its admin account is unchanged)`,
+        '',
+        'Start the server with `bin/booking serve`, then try:',
+        `  curl -H 'Authorization: Bearer ${result.token}' ${base}/api/schedules`,
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+      return;
+    }
+    case undefined: case 'help': case '--help': case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      if (command === undefined) process.exitCode = 2;
+      return;
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+run(process.argv.slice(2)).catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`booking: ${message.split('\n')[0]}\n`);
+  if (error instanceof UsageError) process.stderr.write(`${USAGE}\n`);
+  process.exitCode = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+});

@@ -1,0 +1,175 @@
+// The one rule that decides what a customer can book (decisions §4). /days, /slots, /forms and
+// POST /bookings all ask these functions, so they cannot disagree. Pure: the clock, the zone, the
+// settings and the existing bookings are arguments.
+import { MINUTE_MS, weekdayOf, type Weekday } from '../time/calendar.js';
+import type { TimeZone } from '../time/zone.js';
+
+/** Minutes after local midnight; `end` may be 1440 (24:00). */
+export interface Interval {
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface ScheduleRules {
+  readonly slotIntervalMinutes: number;
+  readonly minNoticeMinutes: number;
+  readonly horizonDays: number;
+  readonly capacity: number;
+  readonly bufferBeforeMinutes: number;
+  readonly bufferAfterMinutes: number;
+  readonly weeklyHours: Readonly<Partial<Record<Weekday, readonly Interval[]>>>;
+  /** local day (days since epoch) -> that day's own intervals; an empty list closes the day */
+  readonly exceptions: ReadonlyMap<number, readonly Interval[]>;
+}
+
+/** An existing booking, as instants (ms); buffers are added from the schedule's current rules. */
+export interface BookedTime {
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface AvailabilityContext {
+  readonly rules: ScheduleRules;
+  readonly durationMinutes: number;
+  readonly zone: TimeZone;
+  readonly now: number;
+}
+
+export interface FreeSlot {
+  /** local day, days since epoch */
+  readonly day: number;
+  /** local wall-clock minute of day */
+  readonly minute: number;
+  /** the instant the appointment starts */
+  readonly start: number;
+}
+
+export interface BookingWindow {
+  readonly firstDay: number;
+  readonly lastDay: number;
+  /** no start earlier than this instant (now + notice) */
+  readonly earliestStart: number;
+}
+
+/** Longest booking we accept, so a range query can find every booking that may overlap a span. */
+export const MAX_DURATION_MINUTES = 1440;
+export const MAX_BUFFER_MINUTES = 1440;
+
+export function bookingWindow({ rules, zone, now }: AvailabilityContext): BookingWindow {
+  const firstDay = zone.localDayOf(now);
+  return {
+    firstDay,
+    lastDay: firstDay + rules.horizonDays,
+    earliestStart: now + rules.minNoticeMinutes * MINUTE_MS,
+  };
+}
+
+/** The instants between which a booking's start must lie to matter for candidates on these days. */
+export function relevantBookingStarts(ctx: AvailabilityContext, firstDay: number, lastDay: number): { from: number; to: number } {
+  const { rules, zone } = ctx;
+  const reach = (rules.bufferBeforeMinutes + rules.bufferAfterMinutes) * MINUTE_MS;
+  return {
+    from: zone.boundInstant(firstDay, 0) - reach - MAX_DURATION_MINUTES * MINUTE_MS,
+    to: zone.boundInstant(lastDay + 1, 0) + ctx.durationMinutes * MINUTE_MS + reach,
+  };
+}
+
+/** Counts existing bookings whose occupied span overlaps a candidate's, over bookings sorted by start. */
+class Occupancy {
+  private readonly starts: number[];
+  private readonly ends: number[];
+  private readonly longest: number;
+
+  constructor(bookings: readonly BookedTime[], private readonly before: number, private readonly after: number) {
+    const sorted = [...bookings].sort((a, b) => a.start - b.start);
+    this.starts = sorted.map((b) => b.start);
+    this.ends = sorted.map((b) => b.end);
+    this.longest = sorted.reduce((max, b) => Math.max(max, b.end - b.start), 0);
+  }
+
+  /** Bookings conflicting with an appointment at [start, end), counting up to `limit`. */
+  conflicts(start: number, end: number, limit: number): number {
+    // occupied spans [s - before, e + after) and [start - before, end + after) overlap iff
+    // s < end + before + after and e > start - before - after
+    const reach = this.before + this.after;
+    const lowestStart = start - reach - this.longest;
+    let lo = 0;
+    let hi = this.starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.starts[mid]! <= lowestStart) lo = mid + 1;
+      else hi = mid;
+    }
+    let count = 0;
+    for (let i = lo; i < this.starts.length && this.starts[i]! < end + reach; i++) {
+      if (this.ends[i]! > start - reach && ++count >= limit) break;
+    }
+    return count;
+  }
+}
+
+function openingIntervals(rules: ScheduleRules, day: number): readonly Interval[] {
+  return rules.exceptions.get(day) ?? rules.weeklyHours[weekdayOf(day)] ?? [];
+}
+
+/** Free starts of one local day, ascending. `stopAtFirst` serves /days, which only asks whether there is one. */
+function scanDay(ctx: AvailabilityContext, window: BookingWindow, occupancy: Occupancy, day: number, stopAtFirst: boolean): FreeSlot[] {
+  const { rules, zone, durationMinutes } = ctx;
+  const duration = durationMinutes * MINUTE_MS;
+  const found: FreeSlot[] = [];
+  const intervals = [...openingIntervals(rules, day)].sort((a, b) => a.start - b.start);
+  for (const interval of intervals) {
+    const intervalEnd = zone.boundInstant(day, interval.end);
+    for (let minute = interval.start; minute < interval.end; minute += rules.slotIntervalMinutes) {
+      const start = zone.startInstant(day, minute);
+      if (start === null || start < window.earliestStart) continue; // nonexistent wall time, or too soon
+      // first occurrences grow with the wall time, so once one ends too late, all later ones do
+      if (start + duration > intervalEnd) break;
+      if (occupancy.conflicts(start, start + duration, rules.capacity) >= rules.capacity) continue;
+      found.push({ day, minute, start });
+      if (stopAtFirst) return found;
+    }
+  }
+  return found;
+}
+
+function occupancyFor(ctx: AvailabilityContext, bookings: readonly BookedTime[]): Occupancy {
+  const { rules } = ctx;
+  return new Occupancy(bookings, rules.bufferBeforeMinutes * MINUTE_MS, rules.bufferAfterMinutes * MINUTE_MS);
+}
+
+/** Local days from today to the horizon with at least one free time, ascending. */
+export function freeDays(ctx: AvailabilityContext, bookings: readonly BookedTime[]): number[] {
+  return freeDaysWithExpiry(ctx, bookings).days;
+}
+
+/**
+ * freeDays, and the first instant at which the mere passing of time could change that answer (with the
+ * same rules and bookings): the next local midnight (the window moves), or the moment the earliest free
+ * time falls inside the notice period, whichever comes first. Later free times only pass after it.
+ */
+export function freeDaysWithExpiry(ctx: AvailabilityContext, bookings: readonly BookedTime[]): { days: number[]; validUntil: number } {
+  const window = bookingWindow(ctx);
+  const occupancy = occupancyFor(ctx, bookings);
+  const days: number[] = [];
+  let validUntil = ctx.zone.boundInstant(window.firstDay + 1, 0);
+  for (let day = window.firstDay; day <= window.lastDay; day++) {
+    const [first] = scanDay(ctx, window, occupancy, day, true);
+    if (!first) continue;
+    if (!days.length) validUntil = Math.min(validUntil, first.start - ctx.rules.minNoticeMinutes * MINUTE_MS + 1);
+    days.push(day);
+  }
+  return { days, validUntil };
+}
+
+/** Free times of one local day, ascending; null when the day lies outside today..horizon. */
+export function freeSlotsOn(ctx: AvailabilityContext, day: number, bookings: readonly BookedTime[]): FreeSlot[] | null {
+  const window = bookingWindow(ctx);
+  if (day < window.firstDay || day > window.lastDay) return null;
+  return scanDay(ctx, window, occupancyFor(ctx, bookings), day, false);
+}
+
+/** The free time at this local wall time, or null when it is not one (taken, closed, off-grid, past, nonexistent…). */
+export function findFreeSlot(ctx: AvailabilityContext, day: number, minute: number, bookings: readonly BookedTime[]): FreeSlot | null {
+  return freeSlotsOn(ctx, day, bookings)?.find((slot) => slot.minute === minute) ?? null;
+}

@@ -1,0 +1,113 @@
+// A schedule's booking form (decisions §4 "Forms") and the validation of a submission against it (§5).
+
+export const FORM_TYPES = ['textbox', 'textarea', 'checkbox', 'select'] as const;
+export const INPUT_TYPES = ['text', 'email', 'tel', 'number', 'date'] as const;
+export type FormType = (typeof FORM_TYPES)[number];
+export type InputType = (typeof INPUT_TYPES)[number];
+
+export interface FormField {
+  readonly name: string;
+  readonly label: string;
+  readonly formType: FormType;
+  readonly inputType: InputType;
+  readonly required: boolean;
+  /** choices of a select; empty otherwise */
+  readonly options: readonly string[];
+  /** default value shown to the customer */
+  readonly value: string;
+}
+
+/** Never shown through the API, never required, ignored when submitted (decisions §4). */
+export const HIDDEN_FIELD = 'password';
+
+export const FIELD_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+export const MAX_VALUE_LENGTH = 1000;
+
+export const DEFAULT_FORM: readonly FormField[] = [
+  { name: 'first_name', label: 'First name', formType: 'textbox', inputType: 'text', required: false, options: [], value: '' },
+  { name: 'last_name', label: 'Last name', formType: 'textbox', inputType: 'text', required: false, options: [], value: '' },
+  { name: 'email', label: 'E-mail', formType: 'textbox', inputType: 'email', required: true, options: [], value: '' },
+  { name: 'phone', label: 'Phone', formType: 'textbox', inputType: 'tel', required: false, options: [], value: '' },
+];
+
+/** The fields a customer fills: the form without the hidden password field. */
+export function publicFields(form: readonly FormField[]): FormField[] {
+  return form.filter((f) => f.name !== HIDDEN_FIELD);
+}
+
+export type Answer = string | boolean;
+
+export type SubmissionResult =
+  | { readonly ok: true; readonly answers: Readonly<Record<string, Answer>> }
+  | { readonly ok: false; readonly field: string; readonly message: string };
+
+export const FIELD_REQUIRED = 'Field is required';
+
+// Deliberately plain: one '@', no spaces or control characters, a dot in the domain.
+const EMAIL_RE = /^[^\s@"<>,;:()\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+const TEL_RE = /^[0-9 +\-().]+$/;
+const NUMBER_RE = /^\s*-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+export function isEmailAddress(text: string): boolean {
+  return text.length <= 254 && EMAIL_RE.test(text);
+}
+
+function isRealDate(text: string): boolean {
+  const m = DATE_RE.exec(text);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+type Checked = { answer: Answer | undefined } | { error: string };
+
+function checkField(field: FormField, raw: unknown): Checked {
+  const absent = raw === undefined || raw === null;
+  if (field.formType === 'checkbox') {
+    if (absent) return field.required ? { error: FIELD_REQUIRED } : { answer: undefined };
+    if (typeof raw !== 'boolean') return { error: 'Must be true or false' };
+    if (field.required && !raw) return { error: FIELD_REQUIRED };
+    return { answer: raw };
+  }
+  let text: string;
+  if (absent) text = '';
+  else if (typeof raw === 'string') text = raw;
+  else if (typeof raw === 'number' && Number.isFinite(raw)) text = String(raw);
+  else return { error: 'Must be a string' };
+  if (text.trim() === '') return field.required ? { error: FIELD_REQUIRED } : { answer: undefined };
+  if (text.length > MAX_VALUE_LENGTH) return { error: `Must be at most ${MAX_VALUE_LENGTH} characters` };
+  if (field.formType === 'select' && !field.options.includes(text)) return { error: 'Must be one of the options' };
+  switch (field.inputType) {
+    case 'email':
+      if (!isEmailAddress(text.trim())) return { error: 'Must be an e-mail address' };
+      return { answer: text.trim() };
+    case 'tel':
+      if (!TEL_RE.test(text) || (text.match(/\d/g)?.length ?? 0) < 5) return { error: 'Must be a phone number' };
+      break;
+    case 'number':
+      if (!NUMBER_RE.test(text) || !Number.isFinite(Number(text))) return { error: 'Must be a number' };
+      break;
+    case 'date':
+      if (!isRealDate(text.trim())) return { error: 'Must be a date (YYYY-MM-DD)' };
+      break;
+    case 'text':
+      break;
+  }
+  return { answer: text };
+}
+
+/**
+ * Checks a submission field by field in the form's order; the first failure wins.
+ * Keys the form does not define, and the password field, are dropped.
+ */
+export function validateSubmission(form: readonly FormField[], submission: Readonly<Record<string, unknown>>): SubmissionResult {
+  const answers: Record<string, Answer> = {};
+  for (const field of publicFields(form)) {
+    const raw = Object.hasOwn(submission, field.name) ? submission[field.name] : undefined;
+    const checked = checkField(field, raw);
+    if ('error' in checked) return { ok: false, field: field.name, message: checked.error };
+    if (checked.answer !== undefined) answers[field.name] = checked.answer;
+  }
+  return { ok: true, answers };
+}

@@ -1,0 +1,128 @@
+// Installation-wide settings (decisions §1-§3) and the keys an operator may change with `booking set`.
+import { InvalidInput } from './errors.js';
+import { isEmailAddress } from './forms/form-fields.js';
+import { TimeZone } from './time/zone.js';
+
+export interface InstallationSettings {
+  readonly name: string;
+  /** IANA zone; empty until setup */
+  readonly timezone: string;
+  readonly notifyEmail: string;
+  /** setup has run: an admin exists and the zone is chosen */
+  readonly configured: boolean;
+  readonly apiEnabled: boolean;
+  /** hex SHA-256 of the current API token, or '' when none was generated */
+  readonly tokenHash: string;
+  readonly rateLimitPerMinute: number;
+  /** SMTP server saved in the admin area, password included; '' when none. SMTP_URL in the environment wins. */
+  readonly smtpUrl: string;
+  /** sender address saved in the admin area; '' means the notification address. MAIL_FROM wins. */
+  readonly mailFrom: string;
+}
+
+export const DEFAULT_INSTALLATION: InstallationSettings = {
+  name: 'Appointments', timezone: '', notifyEmail: '', configured: false, apiEnabled: false, tokenHash: '', rateLimitPerMinute: 300,
+  smtpUrl: '', mailFrom: '',
+};
+
+/** storage key -> property */
+export const SETTING_KEYS = {
+  'installation.name': 'name',
+  'installation.timezone': 'timezone',
+  'installation.notify_email': 'notifyEmail',
+  'installation.configured': 'configured',
+  'api.enabled': 'apiEnabled',
+  'api.token_hash': 'tokenHash',
+  'api.rate_limit_per_minute': 'rateLimitPerMinute',
+  'mail.smtp_url': 'smtpUrl',
+  'mail.from': 'mailFrom',
+} as const satisfies Record<string, keyof InstallationSettings>;
+
+export type SettingKey = keyof typeof SETTING_KEYS;
+
+export function settingsFromRows(rows: readonly { key: string; value: unknown }[]): InstallationSettings {
+  const settings: Record<string, unknown> = { ...DEFAULT_INSTALLATION };
+  for (const { key, value } of rows) {
+    const prop = SETTING_KEYS[key as SettingKey];
+    if (prop) settings[prop] = value;
+  }
+  return settings as unknown as InstallationSettings;
+}
+
+export function parseTimezone(value: string): string {
+  if (!TimeZone.find(value)) throw new InvalidInput(`unknown time zone ${JSON.stringify(value)} (use an IANA name such as Europe/Berlin)`, 'timezone');
+  return value;
+}
+
+export function parseEmail(value: string, field = 'email'): string {
+  const email = value.trim();
+  if (!isEmailAddress(email)) throw new InvalidInput(`${JSON.stringify(value)} is not an e-mail address`, field);
+  return email;
+}
+
+/** An SMTP server as nodemailer takes it: smtp:// or smtps:// with a host; '' (no server) is allowed. */
+export function parseSmtpUrl(value: string, field = 'smtp_url'): string {
+  const text = value.trim();
+  if (text === '') return '';
+  let url: URL;
+  try { url = new URL(text); } catch {
+    throw new InvalidInput('not a URL: use smtp://user:password@host:587 or smtps://user:password@host:465', field);
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new InvalidInput(`must start with smtp:// or smtps://, not ${url.protocol}//`, field);
+  if (url.hostname === '') throw new InvalidInput('the URL names no host: use smtp://user:password@host:587', field);
+  if (text.length > 2000) throw new InvalidInput('must have at most 2000 characters', field);
+  return text;
+}
+
+/** Stands for the stored password in the admin page; sent back unchanged, it keeps that password. */
+export const PASSWORD_MASK = '********';
+
+/** The URL with its password replaced by PASSWORD_MASK, so a page can show it without revealing it. */
+export function maskSmtpUrl(text: string): string {
+  if (text === '') return '';
+  try {
+    const url = new URL(text);
+    if (url.password === '') return text;
+    url.password = PASSWORD_MASK;
+    return url.href;
+  } catch {
+    return '(not a valid URL)';
+  }
+}
+
+/**
+ * A submitted URL whose password is still the mask gets the stored password back, but only for the same
+ * scheme, user, host and port: otherwise a signed-in attacker could send the password to a server of theirs.
+ */
+export function unmaskSmtpUrl(submitted: string, stored: string, field = 'smtp_url'): string {
+  if (submitted === '') return '';
+  const url = new URL(submitted);
+  if (url.password !== PASSWORD_MASK) return submitted;
+  const old = stored === '' ? null : new URL(stored);
+  const same = old && old.password !== '' && ['protocol', 'username', 'hostname', 'port'].every((k) => old[k as 'port'] === url[k as 'port']);
+  if (!same) throw new InvalidInput('the server or user changed: type the password again instead of ' + PASSWORD_MASK, field);
+  url.password = old.password;
+  return url.href;
+}
+
+/** What `booking set KEY VALUE` accepts: each key with the parser of its text value. */
+export const OPERATOR_SETTINGS: Readonly<Record<string, (text: string) => unknown>> = {
+  'api.rate_limit_per_minute': (text) => {
+    if (!/^[1-9][0-9]{0,6}$/.test(text)) throw new InvalidInput('api.rate_limit_per_minute must be a whole number from 1 to 9999999', 'value');
+    return Number(text);
+  },
+  'installation.name': (text) => {
+    if (text.trim() === '' || text.length > 200) throw new InvalidInput('installation.name must be 1 to 200 characters', 'value');
+    return text.trim();
+  },
+  'installation.timezone': (text) => parseTimezone(text),
+  'installation.notify_email': (text) => parseEmail(text, 'value'),
+  'mail.smtp_url': (text) => parseSmtpUrl(text, 'value'),
+  'mail.from': (text) => (text.trim() === '' ? '' : parseEmail(text, 'value')),
+};
+
+export function parseOperatorSetting(key: string, text: string): unknown {
+  const parse = OPERATOR_SETTINGS[key];
+  if (!parse) throw new InvalidInput(`unknown setting ${JSON.stringify(key)}; known: ${Object.keys(OPERATOR_SETTINGS).join(', ')}`, 'key');
+  return parse(text);
+}

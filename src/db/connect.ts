@@ -1,0 +1,117 @@
+// The one database seam: a Kysely instance over SQLite (better-sqlite3, the embedded default) or
+// PostgreSQL (pg), chosen by DATABASE_URL, plus the few things the two engines do differently.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import type { Database } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface DatabaseTarget {
+  dialect: DialectName;
+  /** file path (or ':memory:') for SQLite, connection string for PostgreSQL */
+  location: string;
+}
+
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  if (/^postgres(ql)?:\/\//.test(url)) return { dialect: 'postgres', location: url };
+  const m = /^sqlite:(?:\/\/)?(.+)$/.exec(url);
+  if (m) return { dialect: 'sqlite', location: m[1]! };
+  throw new Error(`DATABASE_URL must be sqlite:<path> or postgres://…, got ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}`);
+}
+
+export interface Db {
+  readonly kysely: Kysely<Database>;
+  readonly dialect: DialectName;
+  /**
+   * Runs `work` in a transaction that may write. On SQLite it is BEGIN IMMEDIATE: the write lock is
+   * taken before the first read, so a check-then-insert cannot interleave with another process.
+   */
+  write<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** Within `write`: serialises bookings of one schedule (PostgreSQL row lock; SQLite already holds the write lock). */
+  lockSchedule(trx: Kysely<Database>, scheduleId: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL pool size for this process */
+  poolMax?: number;
+}
+
+// PostgreSQL returns bigint (int8) and count() as strings; every such value here fits a double.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function connect(url: string, options: ConnectOptions = {}): Db {
+  const target = parseDatabaseUrl(url);
+  return target.dialect === 'sqlite' ? connectSqlite(target.location) : connectPostgres(target.location, options);
+}
+
+function connectSqlite(location: string): Db {
+  if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
+  const database = new SQLite(location);
+  database.pragma('journal_mode = WAL');
+  database.pragma('busy_timeout = 10000');
+  database.pragma('foreign_keys = ON');
+  database.pragma('synchronous = NORMAL');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  return {
+    kysely,
+    dialect: 'sqlite',
+    write: (work) =>
+      kysely.connection().execute(async (conn) => {
+        await sql`begin immediate`.execute(conn);
+        try {
+          const result = await work(conn);
+          await sql`commit`.execute(conn);
+          return result;
+        } catch (error) {
+          if (database.inTransaction) await sql`rollback`.execute(conn);
+          throw error;
+        }
+      }),
+    lockSchedule: async (trx, scheduleId) =>
+      (await trx.selectFrom('schedules').select('id').where('id', '=', scheduleId).executeTakeFirst()) !== undefined,
+    close: () => kysely.destroy(),
+  };
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew; a fast API call spent about a tenth of its time there
+ * (profiled /slots). Statements are kept by their SQL text. Safe because Kysely runs one query at a time
+ * on this connection and we never stream (a streaming statement cannot be reused while it iterates).
+ */
+function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare: (text) => {
+      let statement = statements.get(text);
+      if (!statement) {
+        if (statements.size >= max) statements.clear();
+        statement = database.prepare(text);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+function connectPostgres(connectionString: string, { poolMax = 10 }: ConnectOptions): Db {
+  const pool = new pg.Pool({ connectionString, max: poolMax, idleTimeoutMillis: 30_000 });
+  // an idle client losing its connection must not crash the process; the pool replaces it
+  pool.on('error', () => {});
+  // nor may a checked-out one (PostgreSQL restarting under load): its query fails on its own, and the
+  // pool discards the broken client on release; without a listener the 'error' event kills the process
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kysely,
+    dialect: 'postgres',
+    write: (work) => kysely.transaction().execute(work),
+    lockSchedule: async (trx, scheduleId) =>
+      (await trx.selectFrom('schedules').select('id').where('id', '=', scheduleId).forUpdate().executeTakeFirst()) !== undefined,
+    close: () => kysely.destroy(),
+  };
+}

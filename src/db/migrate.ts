@@ -1,0 +1,25 @@
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './connect.js';
+import { initial } from './migrations/001-initial.js';
+import { bookingsVersion } from './migrations/002-bookings-version.js';
+
+function migrationsFor(db: Db): Record<string, Migration> {
+  return {
+    '001-initial': initial(db.dialect),
+    '002-bookings-version': bookingsVersion(),
+  };
+}
+
+/** Brings the schema up to date; throws (and so exits non-zero) when a migration fails. */
+export async function migrate(db: Db): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(db) };
+  const migrator = new Migrator({ db: db.kysely, provider });
+  // a read first, so the usual case (nothing to do) takes no write lock next to a running server
+  const known = await migrator.getMigrations();
+  if (known.every((m) => m.executedAt !== undefined)) return;
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

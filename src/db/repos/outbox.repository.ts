@@ -1,0 +1,181 @@
+// The outbox: notification e-mails as rows, written in the booking's own transaction (so a message exists
+// exactly when its booking does) and delivered later by the outbox worker (src/mail/outbox-worker.ts).
+//
+// A row is due when its state is queued, retrying or sending and next_attempt_at has passed. Claiming a
+// row sets state 'sending' and moves next_attempt_at (and claimed_until) to the end of the claim, so a
+// claim whose worker died (killed between claim and send) simply becomes due again, on the same index
+// (outbox_due: state, next_attempt_at).
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Db } from '../connect.js';
+import type { Database, OutboxTable } from '../schema.js';
+import type { Answer } from '../../core/forms/form-fields.js';
+import { mailRecipient } from '../../mail/headers.js';
+import type { MessageKind, MessageSource } from '../../mail/templates.js';
+import { loadSettings } from './installation.repository.js';
+
+export type { MessageKind } from '../../mail/templates.js';
+
+type Q = Kysely<Database>;
+
+export type OutboxRow = Selectable<OutboxTable>;
+export type MessageState = 'queued' | 'sending' | 'retrying' | 'sent' | 'failed';
+export const MESSAGE_STATES: readonly MessageState[] = ['queued', 'sending', 'retrying', 'sent', 'failed'];
+const DUE_STATES: readonly MessageState[] = ['queued', 'retrying', 'sending'];
+
+/** Queues messages in the caller's transaction, so they exist exactly when the booking does. */
+export async function enqueueMessages(trx: Q, bookingId: number, messages: readonly { kind: MessageKind; recipient: string }[], now: number): Promise<void> {
+  if (messages.length === 0) return;
+  for (const m of messages) {
+    // callers pass only checked addresses (mailRecipient); anything else is a bug, not a customer error
+    if (mailRecipient(m.recipient) !== m.recipient) throw new Error(`refusing to queue mail to an invalid address (${m.kind})`);
+  }
+  await trx.insertInto('outbox').values(messages.map((m) => ({
+    booking_id: bookingId, kind: m.kind, recipient: m.recipient, state: 'queued', attempts: 0, next_attempt_at: now, created_at: now,
+  }))).execute();
+}
+
+const numeric = (row: OutboxRow): OutboxRow => ({
+  ...row,
+  next_attempt_at: Number(row.next_attempt_at),
+  claimed_until: row.claimed_until === null ? null : Number(row.claimed_until),
+  created_at: Number(row.created_at),
+  sent_at: row.sent_at === null ? null : Number(row.sent_at),
+});
+
+/**
+ * Claims up to `limit` due messages until `claimedUntil`. PostgreSQL: the due rows are locked with
+ * FOR UPDATE SKIP LOCKED, so concurrent workers each take different rows without waiting; SQLite: the
+ * write transaction (BEGIN IMMEDIATE) already admits one claimer at a time.
+ */
+export async function claimDueMessages(db: Db, now: number, claimedUntil: number, limit: number): Promise<OutboxRow[]> {
+  return db.write(async (trx) => {
+    let due = trx.selectFrom('outbox').select('id')
+      .where('state', 'in', DUE_STATES).where('next_attempt_at', '<=', now)
+      .orderBy('next_attempt_at').orderBy('id').limit(limit);
+    if (db.dialect === 'postgres') due = due.forUpdate().skipLocked();
+    const rows = await trx.updateTable('outbox')
+      .set({ state: 'sending', claimed_until: claimedUntil, next_attempt_at: claimedUntil })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute();
+    return rows.map(numeric).sort((a, b) => a.id - b.id);
+  });
+}
+
+/**
+ * Records the SMTP server's acknowledgement. Guarded by the claim: returns false when the claim had
+ * already expired and another worker took the row (which the send deadline is there to prevent).
+ */
+export async function markSent(db: Q, id: number, claimedUntil: number, now: number): Promise<boolean> {
+  const result = await db.updateTable('outbox')
+    .set({ state: 'sent', sent_at: now, claimed_until: null, last_error: null, attempts: sql`attempts + 1` })
+    .where('id', '=', id).where('state', '=', 'sending').where('claimed_until', '=', claimedUntil)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function markAttemptFailed(db: Q, id: number, claimedUntil: number, failure: { error: string; retryAt: number | null }): Promise<boolean> {
+  const result = await db.updateTable('outbox')
+    .set({
+      state: failure.retryAt === null ? 'failed' : 'retrying',
+      next_attempt_at: failure.retryAt ?? claimedUntil,
+      claimed_until: null,
+      last_error: failure.error.slice(0, 2000),
+      attempts: sql`attempts + 1`,
+    })
+    .where('id', '=', id).where('state', '=', 'sending').where('claimed_until', '=', claimedUntil)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Everything a message is rendered from, read as it is now; null when the booking is gone. */
+export async function loadMessageSource(db: Q, row: Pick<OutboxRow, 'booking_id' | 'kind'>): Promise<MessageSource | null> {
+  if (row.booking_id === null) return null;
+  const booking = await db.selectFrom('bookings')
+    .innerJoin('schedules', 'schedules.id', 'bookings.schedule_id')
+    .innerJoin('reasons', 'reasons.id', 'bookings.reason_id')
+    .innerJoin('customers', 'customers.id', 'bookings.customer_id')
+    .select([
+      'bookings.details_id', 'bookings.schedule_id', 'bookings.start_at', 'bookings.end_at', 'bookings.created_at', 'bookings.cancelled_at',
+      'bookings.answers', 'schedules.name as schedule_name', 'reasons.name as reason_name', 'reasons.duration_minutes',
+      'customers.first_name', 'customers.last_name', 'customers.email',
+    ])
+    .where('bookings.id', '=', row.booking_id)
+    .executeTakeFirst();
+  if (!booking) return null;
+  const [settings, form] = await Promise.all([
+    loadSettings(db),
+    db.selectFrom('form_fields').select(['name', 'label']).where('schedule_id', '=', booking.schedule_id).orderBy('position').execute(),
+  ]);
+  const answers = JSON.parse(booking.answers) as Record<string, Answer>;
+  // the names this booking was made with; the customer record may have changed since
+  const answered = (name: string, fallback: string) => (typeof answers[name] === 'string' && answers[name] !== '' ? answers[name] as string : fallback);
+  return {
+    kind: row.kind as MessageKind,
+    installation: { name: settings.name, timezone: settings.timezone, notifyEmail: mailRecipient(settings.notifyEmail) ?? '' },
+    booking: {
+      detailsId: booking.details_id,
+      start: Number(booking.start_at),
+      end: Number(booking.end_at),
+      createdAt: Number(booking.created_at),
+      cancelledAt: booking.cancelled_at === null ? null : Number(booking.cancelled_at),
+      answers,
+    },
+    scheduleName: booking.schedule_name,
+    reason: { name: booking.reason_name, durationMinutes: booking.duration_minutes },
+    form,
+    customer: { firstName: answered('first_name', booking.first_name), lastName: answered('last_name', booking.last_name), email: mailRecipient(booking.email) },
+  };
+}
+
+export interface MessageFilter {
+  state?: MessageState;
+  bookingId?: number;
+  /** newest first; page with beforeId = the last id seen */
+  beforeId?: number;
+  limit?: number;
+}
+
+export interface MessageListItem extends OutboxRow {
+  /** the booking's details_id, or null when the message has no booking */
+  details_id: string | null;
+}
+
+export async function listMessages(db: Q, filter: MessageFilter = {}): Promise<MessageListItem[]> {
+  let query = db.selectFrom('outbox').leftJoin('bookings', 'bookings.id', 'outbox.booking_id')
+    .selectAll('outbox').select('bookings.details_id')
+    .orderBy('outbox.id', 'desc').limit(Math.min(Math.max(filter.limit ?? 50, 1), 500));
+  if (filter.state) query = query.where('outbox.state', '=', filter.state);
+  if (filter.bookingId !== undefined) query = query.where('outbox.booking_id', '=', filter.bookingId);
+  if (filter.beforeId !== undefined) query = query.where('outbox.id', '<', filter.beforeId);
+  const rows = await query.execute();
+  return rows.map((r) => ({ ...numeric(r), details_id: r.details_id }));
+}
+
+export async function findMessage(db: Q, id: number): Promise<OutboxRow | null> {
+  const row = await db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? numeric(row) : null;
+}
+
+export async function countMessagesByState(db: Q): Promise<Record<MessageState, number>> {
+  const rows = await db.selectFrom('outbox').select(['state', sql<number>`count(*)`.as('n')]).groupBy('state').execute();
+  const counts = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<MessageState, number>;
+  for (const r of rows) counts[r.state as MessageState] = Number(r.n);
+  return counts;
+}
+
+/**
+ * Makes a message due now. Not for a sent message (it must never go twice) nor one a worker holds right
+ * now (its claim has not expired). Returns false when the message is not in a state that can be retried.
+ */
+export async function retryMessageNow(trx: Q, id: number, now: number): Promise<boolean> {
+  const result = await trx.updateTable('outbox')
+    .set({ state: sql`case when attempts = 0 then 'queued' else 'retrying' end`, next_attempt_at: now, claimed_until: null })
+    .where('id', '=', id)
+    .where((eb) => eb.or([
+      eb('state', 'in', ['queued', 'retrying', 'failed']),
+      eb.and([eb('state', '=', 'sending'), eb('claimed_until', '<=', now)]),
+    ]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

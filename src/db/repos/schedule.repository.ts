@@ -1,0 +1,112 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import type { ScheduleDefinition, ScheduleSettings, WeeklyHours, DateException, ReasonDefinition } from '../../core/schedules/schedule-definition.js';
+import type { FormField, FormType, InputType } from '../../core/forms/form-fields.js';
+import type { Interval } from '../../core/availability/free-slots.js';
+import { formatClock, parseClock } from '../../core/time/calendar.js';
+
+type Q = Kysely<Database>;
+
+// Hours are stored the way operators write them: [["09:00", "12:00"], ...]
+const intervalsToJson = (intervals: readonly Interval[]) => intervals.map((i) => [formatClock(i.start), formatClock(i.end)]);
+const intervalsFromJson = (pairs: [string, string][]): Interval[] =>
+  pairs.map(([s, e]) => ({ start: parseClock(s)!, end: parseClock(e, { allow24: true })! }));
+
+export interface StoredSchedule {
+  readonly id: number;
+  readonly name: string;
+  readonly settings: ScheduleSettings;
+  readonly weeklyHours: WeeklyHours;
+  readonly exceptions: readonly DateException[];
+  readonly reasons: readonly (ReasonDefinition & { readonly id: number })[];
+  readonly form: readonly FormField[];
+}
+
+function settingsColumns(s: ScheduleSettings) {
+  return {
+    slot_interval_minutes: s.slotIntervalMinutes,
+    min_notice_minutes: s.minNoticeMinutes,
+    horizon_days: s.horizonDays,
+    capacity: s.capacity,
+    buffer_before_minutes: s.bufferBeforeMinutes,
+    buffer_after_minutes: s.bufferAfterMinutes,
+  };
+}
+
+function hoursColumns(weeklyHours: WeeklyHours, exceptions: readonly DateException[]) {
+  return {
+    weekly_hours: JSON.stringify(Object.fromEntries(Object.entries(weeklyHours).map(([d, iv]) => [d, intervalsToJson(iv)]))),
+    exceptions: JSON.stringify(exceptions.map((e) => ({ date: e.date, hours: intervalsToJson(e.hours) }))),
+  };
+}
+
+export async function insertSchedule(trx: Q, def: ScheduleDefinition, now: number): Promise<{ id: number; reasons: { id: number; name: string }[] }> {
+  const { id } = await trx.insertInto('schedules')
+    .values({ name: def.name, ...settingsColumns(def.settings), ...hoursColumns(def.weeklyHours, def.exceptions), created_at: now })
+    .returning('id').executeTakeFirstOrThrow();
+  const reasons = [];
+  for (const reason of def.reasons) reasons.push({ id: await insertReason(trx, id, reason), name: reason.name });
+  await replaceForm(trx, id, def.form);
+  return { id, reasons };
+}
+
+export async function updateScheduleSettings(trx: Q, id: number, name: string, settings: ScheduleSettings): Promise<void> {
+  await trx.updateTable('schedules').set({ name, ...settingsColumns(settings) }).where('id', '=', id).execute();
+}
+
+export async function updateScheduleHours(trx: Q, id: number, weeklyHours: WeeklyHours, exceptions: readonly DateException[]): Promise<void> {
+  await trx.updateTable('schedules').set(hoursColumns(weeklyHours, exceptions)).where('id', '=', id).execute();
+}
+
+export async function deleteSchedule(trx: Q, id: number): Promise<void> {
+  await trx.deleteFrom('schedules').where('id', '=', id).execute();
+}
+
+export async function insertReason(trx: Q, scheduleId: number, reason: ReasonDefinition): Promise<number> {
+  const row = await trx.insertInto('reasons')
+    .values({ schedule_id: scheduleId, name: reason.name, description: reason.description, duration_minutes: reason.durationMinutes })
+    .returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function updateReason(trx: Q, id: number, reason: ReasonDefinition): Promise<void> {
+  await trx.updateTable('reasons')
+    .set({ name: reason.name, description: reason.description, duration_minutes: reason.durationMinutes })
+    .where('id', '=', id).execute();
+}
+
+export async function replaceForm(trx: Q, scheduleId: number, form: readonly FormField[]): Promise<void> {
+  await trx.deleteFrom('form_fields').where('schedule_id', '=', scheduleId).execute();
+  if (form.length === 0) return;
+  await trx.insertInto('form_fields').values(form.map((f, position) => ({
+    schedule_id: scheduleId, position, name: f.name, label: f.label, form_type: f.formType, input_type: f.inputType,
+    required: f.required ? 1 : 0, options: JSON.stringify(f.options), default_value: f.value,
+  }))).execute();
+}
+
+/** Every schedule with its reasons and form, by ascending id: what the API's cache holds. */
+export async function loadSchedules(db: Q): Promise<StoredSchedule[]> {
+  const [schedules, reasons, fields] = await Promise.all([
+    db.selectFrom('schedules').selectAll().orderBy('id').execute(),
+    db.selectFrom('reasons').selectAll().orderBy('id').execute(),
+    db.selectFrom('form_fields').selectAll().orderBy('schedule_id').orderBy('position').execute(),
+  ]);
+  return schedules.map((s) => ({
+    id: s.id,
+    name: s.name,
+    settings: {
+      slotIntervalMinutes: s.slot_interval_minutes, minNoticeMinutes: s.min_notice_minutes, horizonDays: s.horizon_days,
+      capacity: s.capacity, bufferBeforeMinutes: s.buffer_before_minutes, bufferAfterMinutes: s.buffer_after_minutes,
+    },
+    weeklyHours: Object.fromEntries(Object.entries(JSON.parse(s.weekly_hours) as Record<string, [string, string][]>)
+      .map(([d, pairs]) => [d, intervalsFromJson(pairs)])),
+    exceptions: (JSON.parse(s.exceptions) as { date: string; hours: [string, string][] }[])
+      .map((e) => ({ date: e.date, hours: intervalsFromJson(e.hours) })),
+    reasons: reasons.filter((r) => r.schedule_id === s.id)
+      .map((r) => ({ id: r.id, name: r.name, description: r.description, durationMinutes: r.duration_minutes })),
+    form: fields.filter((f) => f.schedule_id === s.id).map((f) => ({
+      name: f.name, label: f.label, formType: f.form_type as FormType, inputType: f.input_type as InputType,
+      required: f.required === 1, options: JSON.parse(f.options) as string[], value: f.default_value,
+    })),
+  }));
+}

@@ -1,0 +1,121 @@
+// Table types for Kysely. Both engines store the same shapes: instants as integer milliseconds
+// since the epoch (bigint on PostgreSQL), booleans as 0/1, structured values as JSON text.
+import type { Generated } from 'kysely';
+
+export interface MetaTable {
+  id: number;
+  /** bumped in the same transaction as any change the API reads from the cache (settings, token, schedules…) */
+  config_version: number;
+}
+
+export interface SettingsTable {
+  key: string;
+  /** JSON text */
+  value: string;
+}
+
+export interface AdminsTable {
+  id: Generated<number>;
+  email: string;
+  password_hash: string;
+  created_at: number;
+}
+
+export interface SchedulesTable {
+  id: Generated<number>;
+  name: string;
+  slot_interval_minutes: number;
+  min_notice_minutes: number;
+  horizon_days: number;
+  capacity: number;
+  buffer_before_minutes: number;
+  buffer_after_minutes: number;
+  /** JSON: {"mon": [["09:00","12:00"]], ...} */
+  weekly_hours: string;
+  /** JSON: [{"date": "2026-12-24", "hours": []}, ...] */
+  exceptions: string;
+  created_at: number;
+  /** bumped with every booking and cancellation of the schedule (cache key of /days) */
+  bookings_version: Generated<number>;
+}
+
+export interface ReasonsTable {
+  id: Generated<number>;
+  schedule_id: number;
+  name: string;
+  description: string;
+  duration_minutes: number;
+}
+
+export interface FormFieldsTable {
+  id: Generated<number>;
+  schedule_id: number;
+  position: number;
+  name: string;
+  label: string;
+  form_type: string;
+  input_type: string;
+  required: number;
+  /** JSON list of strings */
+  options: string;
+  default_value: string;
+}
+
+export interface CustomersTable {
+  id: Generated<number>;
+  /** lower-cased e-mail address, unique; null for a customer without one */
+  email_key: string | null;
+  email: string | null;
+  first_name: string;
+  last_name: string;
+  phone: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface BookingsTable {
+  id: Generated<number>;
+  details_id: string;
+  schedule_id: number;
+  reason_id: number;
+  customer_id: number;
+  /** instants (ms) of the appointment itself; buffers come from the schedule */
+  start_at: number;
+  end_at: number;
+  /** 'booked' | 'cancelled' */
+  status: string;
+  /** 'api' | 'admin' */
+  source: string;
+  /** JSON: the validated answers keyed by field name */
+  answers: string;
+  created_at: number;
+  cancelled_at: number | null;
+}
+
+export interface OutboxTable {
+  id: Generated<number>;
+  booking_id: number | null;
+  /** what to render: 'booking_confirmation' | 'booking_notification' | 'booking_cancellation' */
+  kind: string;
+  recipient: string;
+  /** 'queued' | 'sending' | 'retrying' | 'sent' | 'failed' */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  claimed_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
+export interface Database {
+  meta: MetaTable;
+  settings: SettingsTable;
+  admins: AdminsTable;
+  schedules: SchedulesTable;
+  reasons: ReasonsTable;
+  form_fields: FormFieldsTable;
+  customers: CustomersTable;
+  bookings: BookingsTable;
+  outbox: OutboxTable;
+}

@@ -1,0 +1,218 @@
+// Bookings: the list (upcoming, past, by schedule and dates), a booking's details, cancelling, a week
+// calendar per schedule, and booking by hand for a customer on the phone. Booking and cancelling go
+// through src/app/bookings.ts: the same rules and the same transaction as the API.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { InvalidInput, NotFound } from '../../core/errors.js';
+import { listBookings, findBooking, type BookingRow } from '../../app/admin-bookings.js';
+import { cancelBooking, createBooking } from '../../app/bookings.js';
+import { listSlots } from '../../app/availability.js';
+import { listSchedules, text } from '../../app/admin-schedules.js';
+import { publicFields, type FormField } from '../../core/forms/form-fields.js';
+import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
+import type { Snapshot } from '../../app/snapshot.js';
+import { html, type Markup } from './html.js';
+import { checkbox, csrfField, fieldError, input, page, select, textarea, type Errors, type PageContext } from './layout.js';
+import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+
+const SOURCE_LABEL: Record<string, string> = { api: 'API', admin: 'admin area (by hand)' };
+
+function today(snapshot: Snapshot, now: number): number {
+  return snapshot.zone ? snapshot.zone.localDayOf(now) : Math.floor(now / DAY_MS);
+}
+
+/** The instant a local date starts */
+function dayStart(snapshot: Snapshot, day: number): number {
+  return snapshot.zone ? snapshot.zone.boundInstant(day, 0) : day * DAY_MS;
+}
+
+export function bookingTable(snapshot: Snapshot, rows: readonly BookingRow[], options: { showSchedule?: boolean } = {}): Markup {
+  if (rows.length === 0) return html`<p class="muted">No bookings.</p>`;
+  return html`<div class="table-wrap"><table class="bookings"><thead><tr><th>When</th>${options.showSchedule !== false ? html`<th>Schedule</th>` : ''}<th>Reason</th><th>Customer</th><th>Made through</th><th>Status</th></tr></thead><tbody>
+${rows.map((b) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a></td>
+${options.showSchedule !== false ? html`<td>${b.scheduleName}</td>` : ''}<td>${b.reasonName}</td>
+<td><a href="/admin/customers/${b.customerId}">${b.customerName || b.customerEmail || `Customer ${b.customerId}`}</a></td>
+<td>${SOURCE_LABEL[b.source] ?? b.source}</td><td>${b.status}</td></tr>`)}
+</tbody></table></div>`;
+}
+
+function answerValue(value: unknown): string {
+  if (value === true) return 'yes';
+  if (value === false) return 'no';
+  return String(value);
+}
+
+export async function bookingRoutes(app: FastifyInstance, { db, clock, snapshots }: AdminDeps): Promise<void> {
+  app.get('/bookings', async (request, reply) => {
+    const { page: ctx, snapshot } = state(request);
+    const q = query(request);
+    const when = q.when === 'past' ? 'past' : 'upcoming';
+    const scheduleId = idParam(q.schedule);
+    const from = q.from ? parseDate(q.from) : null;
+    const to = q.to ? parseDate(q.to) : null;
+    const errors: Record<string, string> = {};
+    if (q.from && from === null) errors.from = 'Not a date (YYYY-MM-DD).';
+    if (q.to && to === null) errors.to = 'Not a date (YYYY-MM-DD).';
+    const includeCancelled = q.cancelled === 'on';
+    const rows = await listBookings(db, {
+      when, scheduleId, includeCancelled,
+      from: from === null ? null : dayStart(snapshot, from), to: to === null ? null : dayStart(snapshot, to + 1),
+    }, clock());
+    const schedules = await listSchedules(db);
+    return sendPage(reply, page(ctx, 'Bookings', html`
+<form method="get" action="/admin/bookings" class="card row">
+${select('Show', 'when', when, [['upcoming', 'Upcoming'], ['past', 'Past']], {})}
+${select('Schedule', 'schedule', scheduleId === null ? '' : String(scheduleId), [['', 'All schedules'], ...schedules.map((s): [string, string] => [String(s.id), s.name])], {})}
+${input('From', 'from', q.from ?? '', errors, { type: 'date' })}
+${input('To', 'to', q.to ?? '', errors, { type: 'date' })}
+${checkbox('Include cancelled', 'cancelled', includeCancelled)}
+<button>Show</button></form>
+<p>${schedules.map((s) => html`<a class="button secondary" href="/admin/schedules/${s.id}/book">Book by hand: ${s.name}</a> `)}</p>
+${bookingTable(snapshot, rows)}`), Object.keys(errors).length ? 400 : 200);
+  });
+
+  app.get('/bookings/:details', async (request, reply) => {
+    const { page: ctx, snapshot } = state(request);
+    const booking = await findBooking(db, (request.params as { details: string }).details);
+    if (!booking) throw new NotFound('Booking not found');
+    const form = snapshot.schedules.get(booking.scheduleId)?.form ?? [];
+    const labelOf = (name: string) => form.find((f) => f.name === name)?.label ?? name;
+    const q = query(request);
+    return sendPage(reply, page(ctx, `Booking on ${localTime(snapshot, booking.start)}`, html`
+<section><dl>
+<dt>Status</dt><dd id="booking-status">${booking.status}${booking.cancelledAt ? ` (cancelled ${localTime(snapshot, booking.cancelledAt)})` : ''}</dd>
+<dt>Time</dt><dd>${localTime(snapshot, booking.start)} – ${localTime(snapshot, booking.end).slice(11)} (${snapshot.settings.timezone})</dd>
+<dt>Schedule</dt><dd><a href="/admin/schedules/${booking.scheduleId}">${booking.scheduleName}</a></dd>
+<dt>Reason</dt><dd>${booking.reasonName}</dd>
+<dt>Customer</dt><dd><a href="/admin/customers/${booking.customerId}">${booking.customerName || booking.customerEmail || `Customer ${booking.customerId}`}</a>
+${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.customerPhone ? html` · ${booking.customerPhone}` : ''}</dd>
+<dt>Made</dt><dd>${localTime(snapshot, booking.createdAt)} through the ${SOURCE_LABEL[booking.source] ?? booking.source}</dd>
+<dt>Reference</dt><dd><code>${booking.detailsId}</code></dd>
+</dl></section>
+<h2>Answers</h2>
+<section>${Object.keys(booking.answers).length === 0 ? html`<p class="muted">None.</p>` : html`<table><tbody>
+${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th><td>${answerValue(v)}</td></tr>`)}</tbody></table>`}</section>
+${booking.status === 'booked' ? html`<section><form method="post" action="/admin/bookings/${booking.detailsId}/cancel">${csrfField(ctx)}
+<p class="muted">Cancelling frees the time at once; the customer is sent a cancellation e-mail.</p>
+<button class="delete">Cancel this booking</button></form></section>` : ''}`, { flash: q.saved === 'cancelled' ? 'Booking cancelled. The time is free again.' : q.saved === 'booked' ? 'Booked.' : undefined }));
+  });
+
+  app.post('/bookings/:details/cancel', async (request, reply) => {
+    const detailsId = (request.params as { details: string }).details;
+    if (!(await cancelBooking(db, detailsId, clock()))) throw new NotFound('Booking not found or already cancelled');
+    return reply.redirect(`/admin/bookings/${encodeURIComponent(detailsId)}?saved=cancelled`, 303);
+  });
+
+  // --- week calendar ---------------------------------------------------------------------------
+  app.get('/schedules/:id/calendar', async (request, reply) => {
+    const { page: ctx, snapshot } = state(request);
+    const id = idParam((request.params as { id?: string }).id);
+    const schedule = id === null ? undefined : snapshot.schedules.get(id);
+    if (!schedule) throw new NotFound('Schedule not found');
+    const asked = parseDate(query(request).week ?? '') ?? today(snapshot, clock());
+    const monday = asked - ((['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].indexOf(weekdayOf(asked)) + 7) % 7);
+    const rows = await listBookings(db, { scheduleId: schedule.id, from: dayStart(snapshot, monday), to: dayStart(snapshot, monday + 7) }, clock());
+    const days = Array.from({ length: 7 }, (_, i) => monday + i);
+    const hoursOf = (day: number) => schedule.rules.exceptions.get(day) ?? schedule.rules.weeklyHours[weekdayOf(day)] ?? [];
+    const localDay = (instant: number) => (snapshot.zone ? snapshot.zone.localDayOf(instant) : Math.floor(instant / DAY_MS));
+    return sendPage(reply, page(ctx, `Week of ${formatDate(monday)}: ${schedule.name}`, html`
+<p><a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday - 7)}">← Previous week</a> ·
+<a href="/admin/schedules/${schedule.id}/calendar">This week</a> ·
+<a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday + 7)}">Next week →</a> ·
+<a href="/admin/schedules/${schedule.id}">Edit schedule</a> · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a></p>
+<div class="week">${days.map((day) => {
+      const hours = hoursOf(day);
+      const booked = rows.filter((b) => localDay(b.start) === day);
+      return html`<div class="day${hours.length ? '' : ' closed'}"><h3>${weekdayOf(day)} ${formatDate(day)}</h3>
+<p class="muted">${hours.length ? hours.map((h) => `${formatClock(h.start)}-${formatClock(h.end)}`).join(', ') : 'closed'}${schedule.rules.exceptions.has(day) ? ' (exception)' : ''}</p>
+${booked.map((b) => html`<a class="appt" href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start).slice(11)}–${localTime(snapshot, b.end).slice(11)} ${b.reasonName}<br>${b.customerName || b.customerEmail}</a>`)}
+</div>`;
+    })}</div>`));
+  });
+
+  // --- book by hand ----------------------------------------------------------------------------
+  function answerInputs(fields: readonly FormField[], values: Record<string, string>, errors: Errors): Markup {
+    return html`${fields.map((f) => {
+      const name = `answer.${f.name}`;
+      const label = `${f.label}${f.required ? ' *' : ''}`;
+      if (f.formType === 'checkbox') return checkbox(label, name, values[name] === 'on', errors);
+      if (f.formType === 'textarea') return textarea(label, name, values[name] ?? f.value, errors);
+      if (f.formType === 'select') return select(label, name, values[name] ?? f.value, [['', '(choose)'], ...f.options.map((o): [string, string] => [o, o])], errors);
+      return input(label, name, values[name] ?? f.value, errors, { type: f.inputType === 'date' ? 'date' : f.inputType === 'number' ? 'text' : f.inputType });
+    })}`;
+  }
+
+  async function bookPage(request: FastifyRequest, scheduleId: number, values: Record<string, string>, errors: Errors): Promise<{ markup: string }> {
+    const { page: ctx } = state(request);
+    const snapshot = await snapshots.current();
+    const schedule = snapshot.schedules.get(scheduleId);
+    if (!schedule) throw new NotFound('Schedule not found');
+    const reasons = [...schedule.reasons.values()];
+    const reasonId = idParam(values.reason) ?? reasons[0]?.id ?? null;
+    const day = values.day || formatDate(today(snapshot, clock()));
+    let slots: string[] = [];
+    let slotNote = '';
+    if (reasonId !== null && schedule.reasons.has(reasonId)) {
+      try {
+        slots = await listSlots(db, snapshot, scheduleId, reasonId, day, clock());
+        if (slots.length === 0) slotNote = 'No free time on this day.';
+      } catch (error) {
+        if (!(error instanceof NotFound)) throw error;
+        slotNote = 'This day is outside the booking window (notice and horizon).';
+      }
+    }
+    const markup = page(ctx, `Book by hand: ${schedule.name}`, html`
+${reasons.length === 0 ? html`<p class="alert">This schedule has no reasons yet. <a href="/admin/schedules/${schedule.id}#reasons">Add one</a>.</p>` : html`
+<form method="get" action="/admin/schedules/${schedule.id}/book" class="card row">
+${select('Reason', 'reason', String(reasonId ?? ''), reasons.map((r): [string, string] => [String(r.id), `${r.name} (${r.durationMinutes} min)`]), {})}
+${input('Day', 'day', day, {}, { type: 'date' })}
+<button class="secondary">Show free times</button></form>
+<form method="post" action="/admin/schedules/${schedule.id}/book" class="card">${csrfField(ctx)}
+<input type="hidden" name="reason" value="${String(reasonId ?? '')}"><input type="hidden" name="day" value="${day}">
+<fieldset${errors.slot ? html` class="invalid"` : ''}><legend>Free times on ${day}</legend>
+${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label><input type="radio" name="slot" id="slot-${i}" value="${s}"${values.slot === s ? html` checked` : ''}> ${s.slice(11, 16)}</label>`)}</div>` : html`<p class="muted">${slotNote}</p>`}
+${fieldError(errors, 'slot')}</fieldset>
+<h2>Customer</h2>
+${answerInputs(publicFields(schedule.form), values, errors)}
+<button>Book</button></form>`}`);
+    return { markup };
+  }
+
+  app.get('/schedules/:id/book', async (request, reply) => {
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Schedule not found');
+    const q = query(request);
+    return sendPage(reply, (await bookPage(request, id, { reason: q.reason ?? '', day: q.day ?? '' }, {})).markup);
+  });
+
+  app.post('/schedules/:id/book', async (request, reply) => {
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Schedule not found');
+    const raw = body(request);
+    const values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
+    const snapshot = await snapshots.current();
+    const schedule = snapshot.schedules.get(id);
+    if (!schedule) throw new NotFound('Schedule not found');
+    const submission: Record<string, unknown> = {};
+    for (const f of publicFields(schedule.form)) {
+      const v = values[`answer.${f.name}`];
+      if (f.formType === 'checkbox') submission[f.name] = v === 'on' ? true : undefined;
+      else if (v !== undefined) submission[f.name] = v;
+    }
+    const reasonId = idParam(values.reason);
+    if (!values.slot) return sendPage(reply, (await bookPage(request, id, values, { slot: 'Choose a free time.' })).markup, 400);
+    try {
+      const created = await createBooking(db, snapshot, {
+        scheduleId: id, reasonId: reasonId ?? 0, slot: values.slot, submission, source: 'admin',
+      }, clock());
+      return reply.redirect(`/admin/bookings/${created.detailsId}?saved=booked`, 303);
+    } catch (error) {
+      if (error instanceof InvalidInput) {
+        return sendPage(reply, (await bookPage(request, id, values, { [`answer.${error.field}`]: error.message })).markup, 400);
+      }
+      if (error instanceof NotFound) {
+        return sendPage(reply, (await bookPage(request, id, values, { slot: 'This time is no longer free. Choose another.' })).markup, 409);
+      }
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,48 @@
+// What every admin route gets: the database, the clock, the cached settings, and per request the
+// signed-in admin with the CSRF token of the session.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/connect.js';
+import type { SnapshotCache, Snapshot } from '../../app/snapshot.js';
+import type { Session } from '../../app/admin-auth.js';
+import type { FormInput } from '../../app/admin-schedules.js';
+import { formatClock, formatDate } from '../../core/time/calendar.js';
+import type { PageContext } from './layout.js';
+
+export interface AdminDeps {
+  db: Db;
+  clock: () => number;
+  snapshots: SnapshotCache;
+}
+
+export interface RequestState {
+  session: Session | null;
+  page: PageContext;
+  snapshot: Snapshot;
+}
+
+const states = new WeakMap<FastifyRequest, RequestState>();
+export const setState = (request: FastifyRequest, state: RequestState) => states.set(request, state);
+export function state(request: FastifyRequest): RequestState {
+  const s = states.get(request);
+  if (!s) throw new Error('admin request state missing');
+  return s;
+}
+
+export const body = (request: FastifyRequest): FormInput => (request.body ?? {}) as FormInput;
+export const query = (request: FastifyRequest) => (request.query ?? {}) as Record<string, string | undefined>;
+
+export function sendPage(reply: FastifyReply, markup: string, status = 200) {
+  return reply.code(status).type('text/html; charset=utf-8').send(markup);
+}
+
+/** "2026-06-01 09:30" in the installation's zone */
+export function localTime(snapshot: Snapshot, instant: number): string {
+  const zone = snapshot.zone;
+  if (!zone) return new Date(instant).toISOString();
+  return `${formatDate(zone.localDayOf(instant))} ${formatClock(zone.localMinuteOf(instant))}`;
+}
+
+/** A positive id from a URL segment, or null */
+export function idParam(value: unknown): number | null {
+  return typeof value === 'string' && /^[1-9][0-9]{0,9}$/.test(value) && Number(value) <= 2_147_483_647 ? Number(value) : null;
+}

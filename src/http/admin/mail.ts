@@ -1,0 +1,121 @@
+// E-mail: the SMTP server and sender, and the outbox. Every booking queues its messages there; the worker
+// sends them through SMTP_URL or the server saved here, otherwise they stay here, readable. "Retry now"
+// makes a waiting or given-up message due at once. The saved password is never shown: the page shows
+// the URL with the password masked, and saving the masked value keeps the stored password.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { InvalidInput, NotFound } from '../../core/errors.js';
+import { countMessages, listMessages, previewMessage, retryMessage, MESSAGE_STATES, type MessageState } from '../../app/outbox.js';
+import { setOperatorSetting } from '../../app/installation.js';
+import { text } from '../../app/admin-schedules.js';
+import { maskSmtpUrl, parseEmail, parseSmtpUrl, unmaskSmtpUrl } from '../../core/settings.js';
+import { html, type Markup } from './html.js';
+import { csrfField, input, page, select, type Errors } from './layout.js';
+import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+
+/** SMTP_URL and MAIL_FROM from the environment win over what is saved here (read as src/config.ts does). */
+const environment = () => ({ smtpUrl: process.env.SMTP_URL || '', mailFrom: process.env.MAIL_FROM?.trim() || '' });
+
+function fixedField(label: string, name: string, value: string, variable: string): Markup {
+  return html`<div class="field"><label for="${name}">${label}</label>
+<input id="${name}" type="text" value="${value}" readonly><small>Set by ${variable} in the environment, which takes precedence: change it there.</small></div>`;
+}
+
+export async function mailRoutes(app: FastifyInstance, { db, clock }: AdminDeps): Promise<void> {
+  function smtpSection(request: FastifyRequest, values: Record<string, string>, errors: Errors): Markup {
+    const { page: ctx, snapshot } = state(request);
+    const saved = snapshot.settings;
+    const env = environment();
+    const status = env.smtpUrl
+      ? html`<p class="muted" id="smtp-status">Outgoing mail is sent through the SMTP server in SMTP_URL (set in the environment; it takes precedence over a server saved here).</p>`
+      : saved.smtpUrl
+        ? html`<p class="muted" id="smtp-status">Outgoing mail is sent through the SMTP server saved below.</p>`
+        : html`<p class="alert" id="smtp-status">No SMTP server is configured: mail is kept in the outbox below and sent once one is saved here (or SMTP_URL is set).</p>`;
+    return html`<h2 id="smtp">Sending</h2><section>${status}
+<form method="post" action="/admin/mail/smtp">${csrfField(ctx)}
+${env.smtpUrl ? fixedField('SMTP server', 'smtp_url', maskSmtpUrl(env.smtpUrl), 'SMTP_URL')
+    : input('SMTP server', 'smtp_url', values.smtp_url ?? maskSmtpUrl(saved.smtpUrl), errors, {
+      placeholder: 'smtp://user:password@mail.example.com:587', autocomplete: 'off',
+      hint: 'smtp:// (STARTTLS when offered) or smtps:// (TLS from the start); percent-encode @ in the user or password as %40. The password is shown as ******** and kept when saved unchanged. Empty: send nothing.',
+    })}
+${env.mailFrom ? fixedField('Sender address', 'mail_from', env.mailFrom, 'MAIL_FROM')
+    : input('Sender address', 'mail_from', values.mail_from ?? saved.mailFrom, errors, { type: 'email', hint: 'Envelope and From of every message. Empty: the notification address.' })}
+${env.smtpUrl && env.mailFrom ? '' : html`<button>Save sending settings</button>`}
+</form></section>`;
+  }
+
+  async function mailPage(request: FastifyRequest, values: Record<string, string>, errors: Errors, flash?: string): Promise<string> {
+    const { page: ctx, snapshot } = state(request);
+    const q = query(request);
+    const chosen = (MESSAGE_STATES as readonly string[]).includes(q.state ?? '') ? (q.state as MessageState) : undefined;
+    const [messages, counts] = await Promise.all([listMessages(db, { state: chosen, limit: 200 }), countMessages(db)]);
+    return page(ctx, 'E-mail', html`${smtpSection(request, values, errors)}
+<h2 id="outbox">Outbox</h2>
+<p>${MESSAGE_STATES.map((s) => html`<span class="muted">${s}: ${counts[s] ?? 0}</span> · `)}</p>
+<form method="get" action="/admin/mail" class="card row">
+${select('State', 'state', chosen ?? '', [['', 'All'], ...MESSAGE_STATES.map((s): [string, string] => [s, s])], {})}<button>Show</button></form>
+${messages.length === 0 ? html`<p class="muted">No messages.</p>` : html`<div class="table-wrap"><table><thead><tr><th>Queued</th><th>Kind</th><th>To</th><th>State</th><th>Attempts</th><th>Last error</th></tr></thead><tbody>
+${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(snapshot, m.createdAt)}</a></td><td>${m.kind}</td><td>${m.recipient}</td><td>${m.state}</td><td>${m.attempts}</td><td>${m.lastError ?? ''}</td></tr>`)}
+</tbody></table></div>`}`, { flash });
+  }
+
+  app.get('/mail', async (request, reply) => {
+    const saved = query(request).saved;
+    return sendPage(reply, await mailPage(request, {}, {}, saved === 'retry' ? 'The message will be tried again at once.' : saved === 'smtp' ? 'Sending settings saved.' : undefined));
+  });
+
+  app.post('/mail/smtp', async (request, reply) => {
+    const form = body(request);
+    const env = environment();
+    const stored = state(request).snapshot.settings;
+    const typed = { smtp_url: text(form, 'smtp_url').trim(), mail_from: text(form, 'mail_from').trim() };
+    // check both first, so that nothing is saved when one is wrong; a field set by the environment is ignored
+    const errors: Record<string, string> = {};
+    let smtpUrl: string | null = null;
+    let mailFrom: string | null = null;
+    if (!env.smtpUrl) {
+      try { smtpUrl = unmaskSmtpUrl(parseSmtpUrl(typed.smtp_url), stored.smtpUrl); } catch (error) {
+        if (!(error instanceof InvalidInput)) throw error;
+        errors.smtp_url = `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
+      }
+    }
+    if (!env.mailFrom && typed.mail_from !== '') {
+      try { mailFrom = parseEmail(typed.mail_from, 'mail_from'); } catch (error) {
+        if (!(error instanceof InvalidInput)) throw error;
+        errors.mail_from = 'Must be an e-mail address, such as appointments@example.com.';
+      }
+    } else if (!env.mailFrom) mailFrom = '';
+    if (Object.keys(errors).length) {
+      // what was typed goes back, but never a password in clear once the URL can be read
+      const shown = { smtp_url: errors.smtp_url ? typed.smtp_url : maskSmtpUrl(typed.smtp_url), mail_from: typed.mail_from };
+      return sendPage(reply, await mailPage(request, shown, errors), 400);
+    }
+    if (smtpUrl !== null) await setOperatorSetting(db, 'mail.smtp_url', smtpUrl);
+    if (mailFrom !== null) await setOperatorSetting(db, 'mail.from', mailFrom);
+    return reply.redirect('/admin/mail?saved=smtp', 303);
+  });
+
+  app.get('/mail/:id', async (request, reply) => {
+    const { page: ctx, snapshot } = state(request);
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Message not found');
+    const preview = await previewMessage(db, id);
+    const m = preview.message;
+    const q = query(request);
+    return sendPage(reply, page(ctx, `Message: ${preview.subject}`, html`
+<section><dl><dt>To</dt><dd>${m.recipient}</dd><dt>State</dt><dd>${m.state} (${m.attempts} attempt${m.attempts === 1 ? '' : 's'})</dd>
+${m.lastError ? html`<dt>Last error</dt><dd>${m.lastError}</dd>` : ''}
+<dt>Queued</dt><dd>${localTime(snapshot, m.createdAt)}</dd>${m.sentAt ? html`<dt>Sent</dt><dd>${localTime(snapshot, m.sentAt)}</dd>` : ''}
+${m.detailsId ? html`<dt>Booking</dt><dd><a href="/admin/bookings/${m.detailsId}">${m.detailsId}</a></dd>` : ''}</dl>
+${m.state !== 'sent' && m.state !== 'sending' ? html`<form method="post" action="/admin/mail/${m.id}/retry">${csrfField(ctx)}<button>Retry now</button></form>` : ''}</section>
+<h2>Text</h2><section><pre class="mail-text">${preview.text}</pre></section>
+<h2>HTML</h2><section><iframe title="HTML version of the message" sandbox="" srcdoc="${preview.html}" width="100%" height="400"></iframe></section>
+<h2>Calendar attachment</h2><section><p>${preview.calendar.filename} (${preview.calendar.method})</p></section>`, { flash: q.saved === 'retry' ? 'The message will be tried again at once.' : undefined }));
+  });
+
+  app.post('/mail/:id/retry', async (request, reply) => {
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Message not found');
+    await retryMessage(db, id, clock());
+    return reply.redirect(`/admin/mail/${id}?saved=retry`, 303);
+  });
+}

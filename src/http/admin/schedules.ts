@@ -1,0 +1,244 @@
+// Schedules: list, create, edit (settings, weekly hours, exceptions), delete; reasons; the booking form.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { InvalidInput, NotFound } from '../../core/errors.js';
+import {
+  addReason, createScheduleFromForm, editReason, exceptionsToText, formFieldOf, formRowsFromInput, getSchedule, intervalsToText,
+  listSchedules, removeReason, removeSchedule, saveForm, text, updateScheduleFromForm, type FormInput, type FormRowInput,
+} from '../../app/admin-schedules.js';
+import type { StoredSchedule } from '../../db/repos/schedule.repository.js';
+import { DEFAULT_SETTINGS, SETTING_FIELDS } from '../../core/schedules/schedule-definition.js';
+import { FORM_TYPES, INPUT_TYPES } from '../../core/forms/form-fields.js';
+import { WEEKDAYS } from '../../core/time/calendar.js';
+import { html, type Markup } from './html.js';
+import { checkbox, csrfField, fieldError, input, page, textarea, type Errors, type PageContext } from './layout.js';
+import { body, idParam, query, sendPage, state, type AdminDeps } from './context.js';
+
+const SETTING_LABELS: Record<string, [string, string]> = {
+  slot_interval_minutes: ['Grid (minutes)', 'Step between possible start times, from the start of each opening interval.'],
+  min_notice_minutes: ['Minimum notice (minutes)', 'No start earlier than now plus this.'],
+  horizon_days: ['Horizon (days)', 'No start later than the end of today plus this many days.'],
+  capacity: ['Capacity', 'Bookings allowed at the same time.'],
+  buffer_before_minutes: ['Buffer before (minutes)', 'Kept free before each booking.'],
+  buffer_after_minutes: ['Buffer after (minutes)', 'Kept free after each booking.'],
+};
+const NEW_REASON = 'new_reason_';
+const DAY_NAMES: Record<string, string> = { mon: 'Monday', tue: 'Tuesday', wed: 'Wednesday', thu: 'Thursday', fri: 'Friday', sat: 'Saturday', sun: 'Sunday' };
+const FLASHES: Record<string, string> = {
+  created: 'Schedule created. Add reasons below.', saved: 'Schedule saved.', reason: 'Reason saved.', reason_deleted: 'Reason deleted.',
+  form: 'Booking form saved.', deleted: 'Schedule deleted.',
+};
+
+function scheduleValues(s: StoredSchedule | null): Record<string, string> {
+  const values: Record<string, string> = { name: s?.name ?? '' };
+  for (const { key, prop } of SETTING_FIELDS) values[key] = String((s?.settings ?? DEFAULT_SETTINGS)[prop]);
+  for (const day of WEEKDAYS) values[`weekly_hours.${day}`] = s ? intervalsToText(s.weeklyHours[day] ?? []) : '';
+  values.exceptions = s ? exceptionsToText(s.exceptions) : '';
+  return values;
+}
+
+const valuesFromInput = (input: FormInput) => Object.fromEntries(Object.keys(scheduleValues(null)).map((k) => [k, text(input, k)]));
+
+function scheduleForm(ctx: PageContext, action: string, values: Record<string, string>, errors: Errors, submit: string): Markup {
+  return html`<form method="post" action="${action}">${csrfField(ctx)}
+${errors.form ? html`<p class="danger" role="alert">${errors.form}</p>` : ''}
+${input('Name', 'name', values.name ?? '', errors, { required: true, hint: 'A person, a room: what customers book.' })}
+<h2>Settings</h2><div class="grid">
+${SETTING_FIELDS.map(({ key, min, max }) => input(SETTING_LABELS[key]![0], key, values[key] ?? '', errors, { type: 'number', min, max, hint: SETTING_LABELS[key]![1] }))}
+</div>
+<h2>Weekly hours</h2>
+<p class="muted">Per weekday, the opening intervals separated by commas, e.g. <code>09:00-12:00, 13:00-17:00</code>. Empty: closed. <code>24:00</code> is allowed as an end.</p>
+<div class="grid">${WEEKDAYS.map((d) => input(DAY_NAMES[d]!, `weekly_hours.${d}`, values[`weekly_hours.${d}`] ?? '', errors, { placeholder: 'closed' }))}</div>
+<h2>Exceptions</h2>
+${textarea('Date exceptions', 'exceptions', values.exceptions ?? '', errors, { rows: 4, hint: 'One date per line: "2026-12-24 closed" or "2026-12-27 10:00-12:00, 14:00-16:00". They replace that day\'s weekly hours.' })}
+<button>${submit}</button></form>`;
+}
+
+function reasonRow(ctx: PageContext, scheduleId: number, r: { id: number; name: string; description: string; durationMinutes: number }, values: Record<string, string> | null, errors: Errors): Markup {
+  const v = values ?? { name: r.name, description: r.description, duration_minutes: String(r.durationMinutes) };
+  // an existing reason's inputs carry its id so that element ids stay unique on the page
+  const p = `reason${r.id}_`;
+  const e: Errors = Object.fromEntries(Object.entries(errors).map(([k, m]) => [p + k, m]));
+  return html`<div class="card"><form method="post" action="/admin/schedules/${scheduleId}/reasons/${r.id}" class="row">${csrfField(ctx)}
+${input('Name', p + 'name', v.name ?? '', e, { required: true })}
+${input('Duration (minutes)', p + 'duration_minutes', v.duration_minutes ?? '', e, { type: 'number', min: 1, required: true })}
+${input('Description', p + 'description', v.description ?? '', e)}
+<button>Save</button></form>
+<form method="post" action="/admin/schedules/${scheduleId}/reasons/${r.id}/delete" class="inline">${csrfField(ctx)}<button class="delete">Delete reason</button></form></div>`;
+}
+
+function formEditor(ctx: PageContext, schedule: StoredSchedule, rows: readonly FormRowInput[], errors: Errors): Markup {
+  const all = [...rows, { row: rows.length, position: rows.length + 1, name: '', label: '', formType: 'textbox', inputType: 'text', required: false, options: '', remove: false }];
+  return html`<form method="post" action="/admin/schedules/${schedule.id}/form">${csrfField(ctx)}
+<input type="hidden" name="rows" value="${all.length}">
+<p class="muted">Fields appear in the order of their position. Fill the last row to add a field; tick "Remove" to drop one. A field named <code>password</code> is never shown through the API.</p>
+<div class="table-wrap"><table><thead><tr><th>Position</th><th>Name</th><th>Label</th><th>Form type</th><th>Input type</th><th>Required</th><th>Options (select, one per line)</th><th>Remove</th></tr></thead><tbody>
+${all.map((r) => {
+    const f = (k: string) => `f${r.row}_${k}`;
+    const cell = (k: string, control: Markup) => html`<td${errors[f(k)] ? html` class="invalid"` : ''}>${control}${fieldError(errors, f(k))}</td>`;
+    const isNew = r.row === rows.length;
+    return html`<tr>
+${cell('position', html`<input id="${f('position')}" name="${f('position')}" type="number" value="${r.position}" aria-label="Position" class="narrow">`)}
+${cell('name', html`<input id="${f('name')}" name="${f('name')}" value="${r.name}" aria-label="${isNew ? 'New field name' : 'Field name'}"${isNew ? html` placeholder="new_field"` : ''}>`)}
+${cell('label', html`<input id="${f('label')}" name="${f('label')}" value="${r.label}" aria-label="Label">`)}
+${cell('form_type', html`<select id="${f('form_type')}" name="${f('form_type')}" aria-label="Form type">${FORM_TYPES.map((t) => html`<option${t === r.formType ? html` selected` : ''}>${t}</option>`)}</select>`)}
+${cell('input_type', html`<select id="${f('input_type')}" name="${f('input_type')}" aria-label="Input type">${INPUT_TYPES.map((t) => html`<option${t === r.inputType ? html` selected` : ''}>${t}</option>`)}</select>`)}
+${cell('required', html`<input type="checkbox" id="${f('required')}" name="${f('required')}" aria-label="Required"${r.required ? html` checked` : ''}>`)}
+${cell('options', html`<textarea id="${f('options')}" name="${f('options')}" rows="2" aria-label="Options">${r.options}</textarea>`)}
+${cell('remove', isNew ? html`` : html`<input type="checkbox" id="${f('remove')}" name="${f('remove')}" aria-label="Remove"${r.remove ? html` checked` : ''}>`)}
+</tr>`;
+  })}
+</tbody></table></div><p><button>Save booking form</button></p></form>`;
+}
+
+const rowsOf = (s: StoredSchedule): FormRowInput[] => s.form.map((f, i) => ({
+  row: i, position: i + 1, name: f.name, label: f.label, formType: f.formType, inputType: f.inputType, required: f.required,
+  options: f.options.join('\n'), remove: false,
+}));
+
+export async function scheduleRoutes(app: FastifyInstance, { db, clock }: AdminDeps): Promise<void> {
+  async function scheduleOr404(request: FastifyRequest): Promise<StoredSchedule> {
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Schedule not found');
+    return getSchedule(db, id);
+  }
+
+  function editPage(request: FastifyRequest, schedule: StoredSchedule, parts: {
+    values?: Record<string, string>; errors?: Errors; reasonErrors?: { id: number | 'new'; values: Record<string, string>; errors: Errors };
+    formRows?: FormRowInput[]; formErrors?: Errors; flash?: string | undefined;
+  }): string {
+    const ctx = state(request).page;
+    const re = parts.reasonErrors;
+    // the new reason's inputs carry a prefix too: "name" is already the schedule's name on this page
+    const newValues = re?.id === 'new' ? re.values : { name: '', description: '', duration_minutes: '30' };
+    const newErrors: Errors = re?.id === 'new' ? Object.fromEntries(Object.entries(re.errors).map(([k, m]) => [NEW_REASON + k, m])) : {};
+    return page(ctx, `Schedule: ${schedule.name}`, html`
+<p><a href="/admin/schedules">All schedules</a> · <a href="/admin/schedules/${schedule.id}/calendar">Week calendar</a> ·
+<a href="/admin/bookings?schedule=${schedule.id}">Bookings</a> · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a></p>
+<section>${scheduleForm(ctx, `/admin/schedules/${schedule.id}`, parts.values ?? scheduleValues(schedule), parts.errors ?? {}, 'Save schedule')}</section>
+<h2 id="reasons">Reasons</h2>
+${schedule.reasons.length === 0 ? html`<p class="alert">No reasons yet: customers can only book a schedule that has at least one.</p>` : ''}
+${schedule.reasons.map((r) => reasonRow(ctx, schedule.id, r, re?.id === r.id ? re.values : null, re?.id === r.id ? re.errors : {}))}
+<section><h3>Add a reason</h3><form method="post" action="/admin/schedules/${schedule.id}/reasons" class="row">${csrfField(ctx)}
+${input('Name', NEW_REASON + 'name', newValues.name ?? '', newErrors, { required: true })}
+${input('Duration (minutes)', NEW_REASON + 'duration_minutes', newValues.duration_minutes ?? '', newErrors, { type: 'number', min: 1, required: true })}
+${input('Description', NEW_REASON + 'description', newValues.description ?? '', newErrors)}
+<button>Add reason</button></form></section>
+<h2 id="form">Booking form</h2>
+<section>${formEditor(ctx, schedule, parts.formRows ?? rowsOf(schedule), parts.formErrors ?? {})}</section>
+<h2>Delete</h2>
+<section><form method="post" action="/admin/schedules/${schedule.id}/delete">${csrfField(ctx)}
+<p class="muted">Deleting removes the schedule, its reasons, form and past bookings. It is refused while upcoming bookings exist.</p>
+<button class="delete">Delete this schedule</button></form></section>`, { flash: parts.flash });
+  }
+
+  app.get('/schedules', async (request, reply) => {
+    const ctx = state(request).page;
+    const schedules = await listSchedules(db);
+    const saved = query(request).saved;
+    return sendPage(reply, page(ctx, 'Schedules', html`<p><a class="button" href="/admin/schedules/new">New schedule</a></p>
+${schedules.length === 0 ? html`<p>No schedules yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th>Id</th><th>Name</th><th>Reasons</th><th>Grid</th><th>Capacity</th><th></th></tr></thead><tbody>
+${schedules.map((s) => html`<tr><td>${s.id}</td><td><a href="/admin/schedules/${s.id}">${s.name}</a></td><td>${s.reasons.map((r) => `${r.name} (${r.durationMinutes} min)`).join(', ')}</td>
+<td>${s.settings.slotIntervalMinutes} min</td><td>${s.settings.capacity}</td><td><a href="/admin/schedules/${s.id}/calendar">Calendar</a></td></tr>`)}
+</tbody></table></div>`}`, { flash: saved ? FLASHES[saved] : undefined }));
+  });
+
+  app.get('/schedules/new', async (request, reply) => {
+    const ctx = state(request).page;
+    return sendPage(reply, page(ctx, 'New schedule', html`<section>${scheduleForm(ctx, '/admin/schedules', scheduleValues(null), {}, 'Create schedule')}</section>`));
+  });
+
+  const showScheduleError = (error: unknown): Errors => {
+    if (!(error instanceof InvalidInput)) throw error;
+    return { [formFieldOf(error)]: error.message.replace(/^[\w.[\]]+: /, '') };
+  };
+
+  app.post('/schedules', async (request, reply) => {
+    const input = body(request);
+    try {
+      const id = await createScheduleFromForm(db, input, clock());
+      return reply.redirect(`/admin/schedules/${id}?saved=created`, 303);
+    } catch (error) {
+      const errors = showScheduleError(error);
+      const ctx = state(request).page;
+      return sendPage(reply, page(ctx, 'New schedule', html`<section>${scheduleForm(ctx, '/admin/schedules', valuesFromInput(input), errors, 'Create schedule')}</section>`), 400);
+    }
+  });
+
+  app.get('/schedules/:id', async (request, reply) => {
+    const schedule = await scheduleOr404(request);
+    const saved = query(request).saved;
+    return sendPage(reply, editPage(request, schedule, { flash: saved ? FLASHES[saved] : undefined }));
+  });
+
+  app.post('/schedules/:id', async (request, reply) => {
+    const schedule = await scheduleOr404(request);
+    const input = body(request);
+    try {
+      await updateScheduleFromForm(db, schedule.id, input);
+      return reply.redirect(`/admin/schedules/${schedule.id}?saved=saved`, 303);
+    } catch (error) {
+      return sendPage(reply, editPage(request, schedule, { values: valuesFromInput(input), errors: showScheduleError(error) }), 400);
+    }
+  });
+
+  app.post('/schedules/:id/delete', async (request, reply) => {
+    const schedule = await scheduleOr404(request);
+    await removeSchedule(db, schedule.id, clock());
+    return reply.redirect('/admin/schedules?saved=deleted', 303);
+  });
+
+  const reasonError = (error: unknown): Errors => {
+    if (!(error instanceof InvalidInput)) throw error;
+    const field = (error.field ?? 'reason.name').replace(/^reason\./, '');
+    return { [field]: error.message.replace(/^[\w.]+: /, '') };
+  };
+
+  app.post('/schedules/:id/reasons', async (request, reply) => {
+    const schedule = await scheduleOr404(request);
+    const raw = body(request);
+    const values = { name: text(raw, NEW_REASON + 'name'), description: text(raw, NEW_REASON + 'description'), duration_minutes: text(raw, NEW_REASON + 'duration_minutes') };
+    try {
+      await addReason(db, schedule.id, values);
+      return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason#reasons`, 303);
+    } catch (error) {
+      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: 'new', values, errors: reasonError(error) } }), 400);
+    }
+  });
+
+  app.post('/schedules/:id/reasons/:reason', async (request, reply) => {
+    const schedule = await scheduleOr404(request);
+    const reasonId = idParam((request.params as { reason?: string }).reason);
+    if (reasonId === null) throw new NotFound('Reason not found');
+    const raw = body(request);
+    const p = `reason${reasonId}_`;
+    const input = { name: text(raw, p + 'name'), description: text(raw, p + 'description'), duration_minutes: text(raw, p + 'duration_minutes') };
+    try {
+      await editReason(db, schedule.id, reasonId, input);
+      return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason#reasons`, 303);
+    } catch (error) {
+      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: reasonId, values: input, errors: reasonError(error) } }), 400);
+    }
+  });
+
+  app.post('/schedules/:id/reasons/:reason/delete', async (request, reply) => {
+    const schedule = await scheduleOr404(request);
+    const reasonId = idParam((request.params as { reason?: string }).reason);
+    if (reasonId === null) throw new NotFound('Reason not found');
+    await removeReason(db, schedule.id, reasonId, clock());
+    return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason_deleted#reasons`, 303);
+  });
+
+  app.post('/schedules/:id/form', async (request: FastifyRequest, reply: FastifyReply) => {
+    const schedule = await scheduleOr404(request);
+    const rows = formRowsFromInput(body(request));
+    try {
+      await saveForm(db, schedule.id, rows);
+      return reply.redirect(`/admin/schedules/${schedule.id}?saved=form#form`, 303);
+    } catch (error) {
+      if (!(error instanceof InvalidInput)) throw error;
+      // the blank row is added again by the editor
+      const shown = rows.filter((r, i) => i < rows.length - 1 || r.name !== '');
+      return sendPage(reply, editPage(request, schedule, { formRows: shown, formErrors: { [error.field ?? 'f0_name']: error.message } }), 400);
+    }
+  });
+}

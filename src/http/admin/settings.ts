@@ -1,0 +1,113 @@
+// Configuration > General settings: the installation's name, zone and notification address, and
+// Interface: the API switch, the token (shown once), the rate limit, the API's base URL.
+// Each save goes through src/app/installation.ts (db.write + bumpConfigVersion), so it holds on the
+// next request in every process.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { InvalidInput } from '../../core/errors.js';
+import { generateToken, setApiEnabled, setOperatorSetting } from '../../app/installation.js';
+import { text } from '../../app/admin-schedules.js';
+import { html } from './html.js';
+import { csrfField, input, page, select, type Errors, type PageContext } from './layout.js';
+import { body, query, sendPage, state, type AdminDeps } from './context.js';
+import { parseOperatorSetting, type InstallationSettings } from '../../core/settings.js';
+
+const FLASHES: Record<string, string> = {
+  general: 'General settings saved.', api_on: 'The API is on.', api_off: 'The API is off: every /api call now answers 503.',
+  rate: 'Rate limit saved.',
+};
+
+export function apiBaseUrl(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}/api`;
+}
+
+export async function settingsRoutes(app: FastifyInstance, { db }: AdminDeps): Promise<void> {
+  const zones = Intl.supportedValuesOf('timeZone');
+
+  function settingsPage(request: FastifyRequest, values: Record<string, string>, errors: Errors, extra: { token?: string; flash?: string } = {}): string {
+    const { page: ctx, snapshot } = state(request);
+    const s: InstallationSettings = snapshot.settings;
+    const base = apiBaseUrl(request);
+    return page(ctx, 'Configuration', html`
+<h2 id="general">General settings</h2>
+<section><form method="post" action="/admin/settings/general">${csrfField(ctx)}
+<div class="grid">
+${input('Installation name', 'name', values.name ?? s.name, errors, { required: true })}
+${select('Time zone', 'timezone', values.timezone ?? s.timezone, zones, errors)}
+${input('Notification e-mail', 'notify_email', values.notify_email ?? s.notifyEmail, errors, { type: 'email', required: true, hint: 'New bookings are announced to this address.' })}
+</div><button>Save general settings</button></form></section>
+
+<h2 id="interface">Interface</h2>
+<section>
+<form method="post" action="/admin/settings/api">${csrfField(ctx)}
+<p>The booking API is <strong id="api-state">${s.apiEnabled ? 'on' : 'off'}</strong>.
+${s.apiEnabled ? '' : ' While it is off, every call under /api answers 503 "API disabled".'}</p>
+<input type="hidden" name="enabled" value="${s.apiEnabled ? 'off' : 'on'}">
+<button${s.apiEnabled ? html` class="secondary"` : ''}>${s.apiEnabled ? 'Switch the API off' : 'Switch the API on'}</button>
+</form>
+
+<h3>Access token</h3>
+${extra.token ? html`<div class="alert" role="alert"><p><strong>Your new token. Copy it now: it is shown only this once and cannot be read back.</strong>
+The previous token stopped working immediately.</p>
+<code class="token" id="new-token">${extra.token}</code>
+<p><button type="button" class="secondary" data-copy="new-token" hidden>Copy token</button></p></div>`
+    : html`<p>${s.tokenHash ? 'A token exists. It is stored only as a hash and cannot be shown again.' : 'No token has been generated yet.'}</p>`}
+<form method="post" action="/admin/settings/token">${csrfField(ctx)}
+<p class="muted">Generating a new token makes the current one stop working immediately, everywhere.</p>
+<button class="secondary">Generate a new token</button></form>
+
+<h3>Rate limit</h3>
+<form method="post" action="/admin/settings/rate-limit" class="row">${csrfField(ctx)}
+${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_limit_per_minute ?? String(s.rateLimitPerMinute), errors, { type: 'number', min: 1, required: true })}
+<button>Save rate limit</button></form>
+
+<h3>Address</h3>
+<p>Base URL of the API: <code id="api-base-url">${base}</code></p>
+<p>Description for client tools: <a href="/api/openapi.json">${base}/openapi.json</a> (OpenAPI 3.1, public).</p>
+</section>`, { flash: extra.flash });
+  }
+
+  app.get('/settings', async (request, reply) => {
+    const saved = query(request).saved;
+    return sendPage(reply, settingsPage(request, {}, {}, { flash: saved ? FLASHES[saved] : undefined }));
+  });
+
+  app.post('/settings/general', async (request, reply) => {
+    const input = body(request);
+    const values = { name: text(input, 'name'), timezone: text(input, 'timezone'), notify_email: text(input, 'notify_email') };
+    const keys: [string, string][] = [['name', 'installation.name'], ['timezone', 'installation.timezone'], ['notify_email', 'installation.notify_email']];
+    // check all three first so that nothing is saved when one is wrong
+    const errors: Record<string, string> = {};
+    for (const [field, key] of keys) {
+      try { parseOperatorSetting(key, values[field as keyof typeof values]); } catch (error) {
+        if (!(error instanceof InvalidInput)) throw error;
+        errors[field] = error.message.replace(/^installation\.\w+ /, 'Must be ').replace(/^"/, 'Not valid: "');
+      }
+    }
+    if (Object.keys(errors).length) return sendPage(reply, settingsPage(request, values, errors), 400);
+    for (const [field, key] of keys) await setOperatorSetting(db, key, values[field as keyof typeof values]);
+    return reply.redirect('/admin/settings?saved=general', 303);
+  });
+
+  app.post('/settings/api', async (request, reply) => {
+    const enabled = text(body(request), 'enabled') === 'on';
+    await setApiEnabled(db, enabled);
+    return reply.redirect(`/admin/settings?saved=${enabled ? 'api_on' : 'api_off'}#interface`, 303);
+  });
+
+  app.post('/settings/token', async (request, reply) => {
+    const token = await generateToken(db);
+    // rendered straight into this response (never redirected, stored or logged), so it is seen once
+    return sendPage(reply, settingsPage(request, {}, {}, { token }));
+  });
+
+  app.post('/settings/rate-limit', async (request, reply) => {
+    const value = text(body(request), 'rate_limit_per_minute').trim();
+    try {
+      await setOperatorSetting(db, 'api.rate_limit_per_minute', value);
+    } catch (error) {
+      if (!(error instanceof InvalidInput)) throw error;
+      return sendPage(reply, settingsPage(request, { rate_limit_per_minute: value }, { rate_limit_per_minute: 'Must be a whole number from 1 to 9999999.' }), 400);
+    }
+    return reply.redirect('/admin/settings?saved=rate#interface', 303);
+  });
+}

@@ -1,0 +1,70 @@
+// Builds the whole HTTP application without listening: tests use app.inject or a real port,
+// `booking serve` (src/server.ts) is a thin shell around it.
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import { SnapshotCache } from '../app/snapshot.js';
+import { MemoryRateLimitStore, type RateLimitStore } from '../rate-limit/rate-limiter.js';
+import { errorHandler } from './errors.js';
+import { apiRoutes } from './api/routes.js';
+import { adminPlugin } from './admin/plugin.js';
+
+export interface AppDeps {
+  db: Db;
+  clock?: () => number;
+  rateLimits?: RateLimitStore;
+  snapshots?: SnapshotCache;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const clock = deps.clock ?? Date.now;
+  const snapshots = deps.snapshots ?? new SnapshotCache(deps.db);
+  const rateLimits = deps.rateLimits ?? new MemoryRateLimitStore();
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    // no access log per request: it would cost a large share of a fast call; errors are still logged
+    logController: new LogController({ disableRequestLogging: true }),
+    // a booking body is small; the API route sets its own 64 KiB limit
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    trustProxy: process.env.TRUST_PROXY === '1',
+  });
+  app.setErrorHandler(errorHandler);
+  app.decorateRequest('snapshot', null as never);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Appointment Booking API',
+        version: '1.0.0',
+        description: 'Free times and bookings of one installation, server to server. Every call sends Authorization: Bearer <token>.',
+      },
+      servers: [{ url: '/api' }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'apm_ followed by 64 characters' } } },
+    },
+    // only the booking API is described; the admin area and /healthz are not part of it
+    transform: ({ schema, url }) => ({ schema: url.startsWith('/api/') ? schema : { ...schema, hide: true }, url }),
+  });
+
+  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(deps.db.kysely);
+      return { status: 'ok' };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', error: 'database unreachable' });
+    }
+  });
+
+  // public: no token, no 503, so client tools can always read it (decisions §1)
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(apiRoutes, { prefix: '/api', db: deps.db, snapshots, rateLimits, clock });
+  // the admin area keeps its cookies, form parsing, headers and error pages to itself (encapsulated)
+  await app.register(adminPlugin, { prefix: '/admin', db: deps.db, snapshots, clock });
+  return app;
+}

@@ -1,0 +1,167 @@
+// The three messages, rendered from the booking as it is when the message is sent (pure: no I/O, no
+// clock). Plain text and HTML carry the same facts; every customer or operator value is escaped in
+// HTML and flattened in headers (headers.ts). The .ics lets the recipient's calendar add or remove it.
+import type { Answer } from '../core/forms/form-fields.js';
+import { TimeZone } from '../core/time/zone.js';
+import { headerText } from './headers.js';
+import { calendarFile } from './ics.js';
+
+export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation';
+
+export interface MessageSource {
+  kind: MessageKind;
+  installation: { name: string; timezone: string; notifyEmail: string };
+  booking: {
+    detailsId: string;
+    start: number;
+    end: number;
+    createdAt: number;
+    cancelledAt: number | null;
+    answers: Readonly<Record<string, Answer>>;
+  };
+  scheduleName: string;
+  reason: { name: string; durationMinutes: number };
+  /** the schedule's form, in the operator's order, for the answers' labels */
+  form: readonly { name: string; label: string }[];
+  customer: { firstName: string; lastName: string; email: string | null };
+}
+
+export interface RenderedMessage {
+  subject: string;
+  /** display name of the sender: the installation's name, header-safe */
+  fromName: string;
+  /** where a reply should go, or null: the operator for customer mail, the customer for the operator's copy */
+  replyTo: string | null;
+  text: string;
+  html: string;
+  calendar: { method: 'REQUEST' | 'CANCEL'; filename: string; content: string };
+}
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+function offsetText(offsetMs: number): string {
+  const sign = offsetMs < 0 ? '-' : '+';
+  const minutes = Math.abs(offsetMs) / 60_000;
+  return `UTC${sign}${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+/** "Tuesday, 2 June 2026", "09:00", "10:00", "Europe/Berlin, UTC+02:00": wall time in the installation's zone. */
+export function localTimes(timezone: string, start: number, end: number) {
+  const zone = TimeZone.find(timezone) ?? TimeZone.of('UTC');
+  const date = new Intl.DateTimeFormat('en-GB', { timeZone: zone.name, weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
+  const clock = new Intl.DateTimeFormat('en-GB', { timeZone: zone.name, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  // the offset can differ at the end when the appointment crosses a DST change; name the start's
+  return {
+    date: date.format(new Date(start)).replace(/^(\w+) /, '$1, '),
+    from: clock.format(new Date(start)),
+    to: clock.format(new Date(end)),
+    zone: `${zone.name}, ${offsetText(zone.offsetAt(start))}`,
+  };
+}
+
+function answerText(value: Answer): string {
+  if (value === true) return 'Yes';
+  if (value === false) return 'No';
+  return value;
+}
+
+/** The customer's answers, labelled, in the form's order; answers to fields since removed keep their name. */
+export function labelledAnswers(source: MessageSource): { label: string; value: string }[] {
+  const known = new Set(source.form.map((f) => f.name));
+  const inForm = source.form.filter((f) => f.name in source.booking.answers)
+    .map((f) => ({ label: f.label || f.name, value: answerText(source.booking.answers[f.name]!) }));
+  const others = Object.keys(source.booking.answers).filter((name) => !known.has(name))
+    .map((name) => ({ label: name, value: answerText(source.booking.answers[name]!) }));
+  return [...inForm, ...others];
+}
+
+function customerName(source: MessageSource): string {
+  return `${source.customer.firstName} ${source.customer.lastName}`.trim();
+}
+
+export function renderMessage(source: MessageSource): RenderedMessage {
+  const { installation, booking, reason, kind } = source;
+  const when = localTimes(installation.timezone, booking.start, booking.end);
+  const whenText = `${when.date}, ${when.from}–${when.to} (${when.zone})`;
+  const who = customerName(source) || source.customer.email || 'a customer';
+  const cancelled = kind === 'booking_cancellation';
+
+  const subject = headerText({
+    booking_confirmation: `Appointment confirmed: ${reason.name}, ${when.date} ${when.from}`,
+    booking_notification: `New booking: ${who}, ${reason.name}, ${when.date} ${when.from}`,
+    booking_cancellation: `Appointment cancelled: ${reason.name}, ${when.date} ${when.from}`,
+  }[kind], 250);
+
+  const greeting = source.customer.firstName ? `Hello ${source.customer.firstName},` : 'Hello,';
+  const intro = {
+    booking_confirmation: `your appointment with ${installation.name} is confirmed.`,
+    booking_notification: `${who} booked an appointment.`,
+    booking_cancellation: `your appointment with ${installation.name} has been cancelled.`,
+  }[kind];
+  const facts: [string, string][] = [
+    ['When', whenText],
+    ['Reason', `${reason.name} (${reason.durationMinutes} minutes)`],
+    ['Schedule', source.scheduleName],
+    ['Reference', booking.detailsId],
+  ];
+  const answers = kind === 'booking_notification' ? labelledAnswers(source) : [];
+  const closing = cancelled
+    ? 'The attached calendar file removes it from your calendar.'
+    : kind === 'booking_confirmation' ? 'The attached calendar file adds it to your calendar.' : 'The attached calendar file adds it to a calendar.';
+
+  const width = Math.max(...facts.map(([k]) => k.length)) + 2;
+  const text = [
+    kind === 'booking_notification' ? 'New booking' : greeting,
+    '',
+    intro,
+    '',
+    ...facts.map(([k, v]) => `${`${k}:`.padEnd(width)}${v}`),
+    ...(answers.length ? ['', "Customer's answers:", ...answers.map((a) => `  ${a.label}: ${a.value.replace(/\r?\n/g, '\n    ')}`)] : []),
+    '',
+    closing,
+    '',
+    `-- ${installation.name}`,
+    '',
+  ].join('\n');
+
+  const row = (k: string, v: string) => `<tr><th align="left" valign="top" style="padding:2px 12px 2px 0">${escapeHtml(k)}</th><td style="padding:2px 0;white-space:pre-wrap">${escapeHtml(v)}</td></tr>`;
+  const html = [
+    '<!doctype html>',
+    `<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`,
+    '<body style="font-family:sans-serif;line-height:1.4">',
+    `<p>${escapeHtml(kind === 'booking_notification' ? 'New booking' : greeting)}</p>`,
+    `<p>${escapeHtml(intro)}</p>`,
+    `<table>${facts.map(([k, v]) => row(k, v)).join('')}</table>`,
+    ...(answers.length ? ["<h3>Customer's answers</h3>", `<table>${answers.map((a) => row(a.label, a.value)).join('')}</table>`] : []),
+    `<p>${escapeHtml(closing)}</p>`,
+    `<p>— ${escapeHtml(installation.name)}</p>`,
+    '</body></html>',
+    '',
+  ].join('\n');
+
+  const method = cancelled ? 'CANCEL' : 'REQUEST';
+  const calendar = calendarFile({
+    method,
+    uid: booking.detailsId,
+    // a cancellation must carry a higher SEQUENCE than the request it cancels
+    sequence: cancelled ? 1 : 0,
+    start: booking.start,
+    end: booking.end,
+    stamp: cancelled ? (booking.cancelledAt ?? booking.createdAt) : booking.createdAt,
+    summary: kind === 'booking_notification' ? `${reason.name}: ${who}` : `${reason.name} (${installation.name})`,
+    description: facts.map(([k, v]) => `${k}: ${v}`).join('\n'),
+    organizer: installation.notifyEmail ? { name: installation.name, email: installation.notifyEmail } : null,
+    attendee: source.customer.email ? { name: customerName(source), email: source.customer.email } : null,
+  });
+
+  return {
+    subject,
+    fromName: headerText(installation.name, 100),
+    replyTo: kind === 'booking_notification' ? source.customer.email : (installation.notifyEmail || null),
+    text,
+    html,
+    calendar: { method, filename: cancelled ? 'cancel.ics' : 'invite.ics', content: calendar },
+  };
+}

@@ -1,0 +1,41 @@
+// Requests per token per window (decisions §3): a fixed 60-second window that opens with the token's
+// first request. The store is in-process by default; with several instances it is Redis (issue 6).
+
+export interface WindowCount {
+  /** requests counted in the current window, this one included */
+  count: number;
+  /** when the current window closes (epoch ms) */
+  resetAt: number;
+}
+
+export interface RateLimitStore {
+  hit(key: string, windowMs: number, now: number): Promise<WindowCount>;
+  close?(): Promise<void>;
+}
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+export async function checkRate(store: RateLimitStore, key: string, limit: number, now: number, windowMs = 60_000): Promise<RateDecision> {
+  const { count, resetAt } = await store.hit(key, windowMs, now);
+  if (count <= limit) return { allowed: true };
+  return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((resetAt - now) / 1000)) };
+}
+
+export class MemoryRateLimitStore implements RateLimitStore {
+  private readonly windows = new Map<string, WindowCount>();
+
+  async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+    let window = this.windows.get(key);
+    if (!window || window.resetAt <= now) {
+      if (this.windows.size > 10_000) this.sweep(now);
+      window = { count: 0, resetAt: now + windowMs };
+      this.windows.set(key, window);
+    }
+    window.count++;
+    return { ...window };
+  }
+
+  private sweep(now: number): void {
+    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+  }
+}

@@ -1,0 +1,280 @@
+// The admin area through real HTTP handling (app.inject) on SQLite and PostgreSQL: setup, sign-in,
+// CSRF, throttling, schedule validation, deleting a schedule with bookings, escaping, the API switch.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { loadSchedules } from '../../src/db/repos/schedule.repository.js';
+
+// Monday 2026-06-01 08:00 in Berlin (06:00Z)
+const NOW = Date.UTC(2026, 5, 1, 6, 0);
+const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
+
+/** A browser stand-in: keeps cookies, reads the CSRF field of the last page. */
+class Browser {
+  cookies = new Map<string, string>();
+  constructor(private readonly inst: TestInstallation) {}
+
+  private remember(res: LightMyRequestResponse) {
+    for (const c of res.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]) {
+      if (c.value === '' || c.maxAge === 0 || (c.expires && c.expires.getTime() < Date.now())) this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+    return res;
+  }
+
+  get cookieHeader() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  async get(url: string) {
+    return this.remember(await this.inst.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader } }));
+  }
+
+  async post(url: string, form: Record<string, string>, { csrfFrom }: { csrfFrom?: string | null } = {}) {
+    const fields = { ...form };
+    if (csrfFrom !== null) {
+      const pageHtml = (await this.get(csrfFrom ?? url)).body;
+      const token = /name="_csrf" value="([^"]+)"/.exec(pageHtml)?.[1];
+      if (token && fields._csrf === undefined) fields._csrf = token;
+    }
+    return this.remember(await this.inst.app.inject({
+      method: 'POST', url, payload: new URLSearchParams(fields).toString(),
+      headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
+    }));
+  }
+
+  async signIn(password = ADMIN.password) {
+    return this.post('/admin/signin', { email: ADMIN.email, password });
+  }
+}
+
+describeEachDatabase('admin area: setup', (dialect) => {
+  let inst: TestInstallation;
+  before(async () => { inst = await testInstallation(dialect, { now: NOW, configured: false }); });
+  after(() => inst.close());
+
+  test('a fresh installation shows the setup page; errors stay beside the field with what was typed; setup signs in', async () => {
+    const browser = new Browser(inst);
+    const start = await browser.get('/admin');
+    assert.equal(start.statusCode, 303);
+    assert.equal(start.headers.location, '/admin/setup');
+    const setupPage = await browser.get('/admin/setup');
+    assert.equal(setupPage.statusCode, 200);
+    assert.match(setupPage.body, /<label for="timezone">/);
+    assert.match(String(setupPage.headers['content-security-policy']), /frame-ancestors 'none'/);
+    assert.doesNotMatch(String(setupPage.headers['content-security-policy']), /unsafe-inline/);
+    assert.equal(setupPage.headers['x-content-type-options'], 'nosniff');
+    assert.ok(setupPage.headers['referrer-policy']);
+
+    const bad = await browser.post('/admin/setup', { name: 'Practice <b>', timezone: 'Mars/Olympus', admin_email: 'admin@example.com', admin_password: ADMIN.password, notify_email: '' });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.body, /<p class="error" id="timezone-error">[^<]*unknown time zone/);
+    assert.match(bad.body, /value="Practice &lt;b&gt;"/, 'the typed name is kept, escaped');
+    assert.equal((await inst.api({ method: 'GET', url: '/api/schedules', token: null })).json().error, 'Not configured');
+
+    const ok = await browser.post('/admin/setup', { name: 'Practice', timezone: 'Europe/Berlin', admin_email: ADMIN.email, admin_password: ADMIN.password, notify_email: '' });
+    assert.equal(ok.statusCode, 303);
+    assert.ok(browser.cookies.has('admin_session'));
+    const setCookie = String(ok.headers['set-cookie']);
+    assert.match(setCookie, /admin_session=[^;]+;.*HttpOnly/i);
+    assert.match(setCookie, /SameSite=Lax/i);
+    assert.equal((await browser.get('/admin/schedules')).statusCode, 200);
+    // setup is gone once done
+    assert.equal((await browser.get('/admin/setup')).headers.location, '/admin');
+    // the API answers "API disabled" now, and carries none of the admin area's cookies or headers
+    const api = await inst.api({ method: 'GET', url: '/api/schedules', token: null });
+    assert.equal(api.json().error, 'API disabled');
+    assert.equal(api.headers['set-cookie'], undefined);
+    assert.equal(api.headers['content-security-policy'], undefined);
+  });
+
+  test('setup without the form token is refused and changes nothing', async () => {
+    const fresh = await testInstallation(dialect, { now: NOW, configured: false });
+    try {
+      const browser = new Browser(fresh);
+      const res = await browser.post('/admin/setup', { timezone: 'Europe/Berlin', admin_email: 'x@example.com', admin_password: 'long enough pw' }, { csrfFrom: null });
+      assert.equal(res.statusCode, 403);
+      assert.equal((await fresh.api({ method: 'GET', url: '/api/schedules', token: null })).json().error, 'Not configured');
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describeEachDatabase('admin area: signed in', (dialect) => {
+  let inst: TestInstallation;
+  let scheduleId: number;
+  before(async () => {
+    inst = await testInstallation(dialect, {
+      now: NOW,
+      schedules: [{ name: 'Desk', slot_interval_minutes: 30, horizon_days: 7, weekly_hours: ALL_WEEK([['09:00', '12:00']]), reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+    });
+    scheduleId = inst.schedules[0]!.id;
+  });
+  after(() => inst.close());
+
+  test('pages need a session; a forged cookie is not one', async () => {
+    const anon = new Browser(inst);
+    assert.equal((await anon.get('/admin/schedules')).headers.location, '/admin/signin');
+    anon.cookies.set('admin_session', '1.99999999999999.abc.def.ghi');
+    assert.equal((await anon.get('/admin/schedules')).headers.location, '/admin/signin');
+  });
+
+  test('a state-changing form without the session\'s CSRF token is refused and changes nothing', async () => {
+    const browser = new Browser(inst);
+    assert.equal((await browser.signIn()).statusCode, 303);
+    const missing = await browser.post('/admin/settings/api', { enabled: 'off' }, { csrfFrom: null });
+    assert.equal(missing.statusCode, 403);
+    const wrong = await browser.post('/admin/settings/api', { enabled: 'off', _csrf: 'A'.repeat(43) }, { csrfFrom: null });
+    assert.equal(wrong.statusCode, 403);
+    assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).statusCode, 200, 'the API is still on');
+    // another session's token does not fit this session
+    const other = new Browser(inst);
+    await other.signIn();
+    const otherToken = /name="_csrf" value="([^"]+)"/.exec((await other.get('/admin/settings')).body)![1]!;
+    assert.equal((await browser.post('/admin/settings/api', { enabled: 'off', _csrf: otherToken }, { csrfFrom: null })).statusCode, 403);
+    // with the right token it works, on the very next API request
+    assert.equal((await browser.post('/admin/settings/api', { enabled: 'off' }, { csrfFrom: '/admin/settings' })).statusCode, 303);
+    assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).json().error, 'API disabled');
+    assert.equal((await browser.post('/admin/settings/api', { enabled: 'on' }, { csrfFrom: '/admin/settings' })).statusCode, 303);
+    assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).statusCode, 200);
+  });
+
+  test('a generated token is shown once and works at once; the old one stops', async () => {
+    const browser = new Browser(inst);
+    await browser.signIn();
+    const res = await browser.post('/admin/settings/token', {}, { csrfFrom: '/admin/settings' });
+    assert.equal(res.statusCode, 200);
+    const token = /<code class="token" id="new-token">(apm_[A-Za-z0-9]{64})<\/code>/.exec(res.body)?.[1];
+    assert.ok(token, 'the token is on the page');
+    assert.match(res.body, /stopped working immediately/);
+    assert.equal((await inst.api({ method: 'GET', url: '/api/schedules', token })).statusCode, 200);
+    assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).statusCode, 401);
+    assert.doesNotMatch((await browser.get('/admin/settings')).body, new RegExp(token));
+    inst.token = token;
+  });
+
+  test('schedule validation errors appear beside their field, keep what was typed, and store nothing', async () => {
+    const browser = new Browser(inst);
+    await browser.signIn();
+    const before = (await loadSchedules(inst.db.kysely)).length;
+    const form = {
+      name: 'Room <7>', slot_interval_minutes: '15', min_notice_minutes: '0', horizon_days: '30', capacity: '1',
+      buffer_before_minutes: '0', buffer_after_minutes: '0', 'weekly_hours.mon': '12:00-09:00', 'weekly_hours.tue': '09:00-17:00',
+      'weekly_hours.wed': '', 'weekly_hours.thu': '', 'weekly_hours.fri': '', 'weekly_hours.sat': '', 'weekly_hours.sun': '', exceptions: '',
+    };
+    const res = await browser.post('/admin/schedules', form, { csrfFrom: '/admin/schedules/new' });
+    assert.equal(res.statusCode, 400);
+    assert.match(res.body, /id="weekly_hours\.mon"[^>]*value="12:00-09:00"[^>]*aria-invalid="true"/);
+    assert.match(res.body, /<p class="error" id="weekly_hours\.mon-error">[^<]*end 09:00 is not after start 12:00/);
+    assert.match(res.body, /value="Room &lt;7&gt;"/);
+    const capacity = await browser.post('/admin/schedules', { ...form, 'weekly_hours.mon': '09:00-12:00, 13:00-17:00', capacity: '0' }, { csrfFrom: '/admin/schedules/new' });
+    assert.equal(capacity.statusCode, 400);
+    assert.match(capacity.body, /<p class="error" id="capacity-error">[^<]*must be an integer from 1/);
+    const exception = await browser.post('/admin/schedules', { ...form, 'weekly_hours.mon': '09:00-12:00', exceptions: '2026-02-30 closed' }, { csrfFrom: '/admin/schedules/new' });
+    assert.match(exception.body, /<p class="error" id="exceptions-error">[^<]*is not a date/);
+    assert.equal((await loadSchedules(inst.db.kysely)).length, before);
+
+    const created = await browser.post('/admin/schedules', { ...form, 'weekly_hours.mon': '09:00-12:00, 13:00-17:00', exceptions: '2026-06-08 closed\n2026-06-09 10:00-11:00' }, { csrfFrom: '/admin/schedules/new' });
+    assert.equal(created.statusCode, 303);
+    const stored = (await loadSchedules(inst.db.kysely)).find((s) => s.name === 'Room <7>')!;
+    assert.deepEqual(stored.weeklyHours.mon, [{ start: 540, end: 720 }, { start: 780, end: 1020 }]);
+    assert.deepEqual(stored.exceptions, [{ date: '2026-06-08', hours: [] }, { date: '2026-06-09', hours: [{ start: 600, end: 660 }] }]);
+    const list = await browser.get('/admin/schedules');
+    assert.match(list.body, /Room &lt;7&gt;/);
+  });
+
+  test('deleting a schedule is refused with the reason while it has upcoming bookings; customer text is escaped', async () => {
+    const browser = new Browser(inst);
+    await browser.signIn();
+    const reasonId = inst.schedules[0]!.reasons[0]!.id;
+    const booked = await inst.api({
+      method: 'POST', url: '/api/bookings',
+      payload: { schedule: scheduleId, reason: reasonId, slot: '2026-06-02 09:00:00', submission: { email: 'eve@example.com', first_name: '<script>alert(1)</script>' } },
+    });
+    assert.equal(booked.statusCode, 201, booked.body);
+    const detailsId = booked.json().booking_details_id as string;
+
+    const list = await browser.get('/admin/bookings');
+    assert.match(list.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+    assert.doesNotMatch(list.body, /<script>alert/);
+
+    const refused = await browser.post(`/admin/schedules/${scheduleId}/delete`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` });
+    assert.equal(refused.statusCode, 409);
+    assert.match(refused.body, /still has 1 upcoming booking/);
+    assert.equal((await inst.api({ method: 'GET', url: `/api/reasons?schedule=${scheduleId}` })).statusCode, 200);
+
+    const cancelled = await browser.post(`/admin/bookings/${detailsId}/cancel`, {}, { csrfFrom: `/admin/bookings/${detailsId}` });
+    assert.equal(cancelled.statusCode, 303);
+    const slots = await inst.api({ method: 'GET', url: `/api/slots?schedule=${scheduleId}&reason=${reasonId}&day=2026-06-02` });
+    assert.ok((slots.json().data as string[]).includes('2026-06-02 09:00:00'), 'the time is free again');
+
+    const deleted = await browser.post(`/admin/schedules/${scheduleId}/delete`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` });
+    assert.equal(deleted.statusCode, 303);
+    assert.equal((await inst.api({ method: 'GET', url: `/api/reasons?schedule=${scheduleId}` })).statusCode, 404);
+  });
+
+  test('the form editor checks fields with the import rules; reasons; booking by hand; customer search', async () => {
+    const browser = new Browser(inst);
+    await browser.signIn();
+    const schedule = (await loadSchedules(inst.db.kysely)).find((s) => s.name === 'Room <7>')!;
+    const editUrl = `/admin/schedules/${schedule.id}`;
+    const row = (i: number, name: string, extra: Record<string, string> = {}) => ({
+      [`f${i}_position`]: String(i + 1), [`f${i}_name`]: name, [`f${i}_label`]: name, [`f${i}_form_type`]: 'textbox', [`f${i}_input_type`]: 'text',
+      ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [`f${i}_${k}`, v])),
+    });
+    const bad = await browser.post(`${editUrl}/form`, { rows: '2', ...row(0, 'email', { input_type: 'email', required: 'on' }), ...row(1, 'size', { form_type: 'select' }) }, { csrfFrom: editUrl });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.body, /<p class="error" id="f1_options-error">[^<]*a select needs a non-empty list/);
+    assert.match(bad.body, /id="f1_name" name="f1_name" value="size"/);
+    const saved = await browser.post(`${editUrl}/form`, {
+      rows: '3', ...row(0, 'email', { input_type: 'email', required: 'on', position: '2' }), ...row(1, 'size', { form_type: 'select', options: 'S\nM\nL', position: '1' }),
+      ...row(2, 'last_name', { remove: 'on' }),
+    }, { csrfFrom: editUrl });
+    assert.equal(saved.statusCode, 303);
+    const form = (await loadSchedules(inst.db.kysely)).find((s) => s.id === schedule.id)!.form;
+    assert.deepEqual(form.map((f) => [f.name, f.options]), [['size', ['S', 'M', 'L']], ['email', []]]);
+
+    const badReason = await browser.post(`${editUrl}/reasons`, { new_reason_name: 'Check-up', new_reason_duration_minutes: '0' }, { csrfFrom: editUrl });
+    assert.equal(badReason.statusCode, 400);
+    assert.match(badReason.body, /<p class="error" id="new_reason_duration_minutes-error">[^<]*must be an integer from 1/);
+    assert.match(badReason.body, /value="Check-up"/);
+    assert.equal((await browser.post(`${editUrl}/reasons`, { new_reason_name: 'Check-up', new_reason_duration_minutes: '30' }, { csrfFrom: editUrl })).statusCode, 303);
+    const reasonId = (await loadSchedules(inst.db.kysely)).find((s) => s.id === schedule.id)!.reasons[0]!.id;
+
+    // by hand, Tuesday 2026-06-02 09:00-17:00 (weekly hours of the schedule created above)
+    const bookUrl = `/admin/schedules/${schedule.id}/book`;
+    const shown = await browser.get(`${bookUrl}?reason=${reasonId}&day=2026-06-02`);
+    assert.match(shown.body, /value="2026-06-02 09:00:00"/);
+    const invalid = await browser.post(bookUrl, { reason: String(reasonId), day: '2026-06-02', slot: '2026-06-02 09:00:00', 'answer.size': 'M', 'answer.email': 'not an address' }, { csrfFrom: bookUrl });
+    assert.equal(invalid.statusCode, 400);
+    assert.match(invalid.body, /<p class="error" id="answer\.email-error">Must be an e-mail address/);
+    const made = await browser.post(bookUrl, { reason: String(reasonId), day: '2026-06-02', slot: '2026-06-02 09:00:00', 'answer.size': 'M', 'answer.email': 'Phone.Caller@Example.com' }, { csrfFrom: bookUrl });
+    assert.equal(made.statusCode, 303);
+    const details = await browser.get(String(made.headers.location));
+    assert.match(details.body, /through the admin area/);
+    const slots = await inst.api({ method: 'GET', url: `/api/slots?schedule=${schedule.id}&reason=${reasonId}&day=2026-06-02` });
+    assert.ok(!(slots.json().data as string[]).includes('2026-06-02 09:00:00'), 'the time is taken for the API too');
+    const taken = await browser.post(bookUrl, { reason: String(reasonId), day: '2026-06-02', slot: '2026-06-02 09:00:00', 'answer.size': 'S', 'answer.email': 'x@example.com' }, { csrfFrom: bookUrl });
+    assert.equal(taken.statusCode, 409);
+    assert.match(taken.body, /no longer free/);
+
+    // search is case-insensitive on both engines, and % is a literal character
+    assert.match((await browser.get('/admin/customers?q=CALLER')).body, /Phone\.Caller@Example\.com/);
+    assert.doesNotMatch((await browser.get('/admin/customers?q=%25')).body, /Phone\.Caller/);
+  });
+
+  test('repeated failed sign-ins are throttled, even with the right password afterwards', async () => {
+    const browser = new Browser(inst);
+    for (let i = 0; i < 5; i++) assert.equal((await browser.signIn('wrong password')).statusCode, 401);
+    const throttled = await browser.signIn();
+    assert.equal(throttled.statusCode, 429);
+    assert.match(throttled.body, /Too many failed sign-ins/);
+    assert.equal(browser.cookies.has('admin_session'), false);
+    inst.clock.now += 16 * 60_000;
+    assert.equal((await browser.signIn()).statusCode, 303);
+    inst.clock.now = NOW;
+  });
+});
