@@ -123,7 +123,12 @@ async function benchEngine(name: string, databaseUrl: string, port: number): Pro
   if (set.status !== 0) throw new Error(`booking set failed: ${set.stderr}`);
   console.log(`${name}: seeded ${BOOKINGS} bookings in ${((Date.now() - started) / 1000).toFixed(1)} s; busiest day ${busiestDay}`);
 
-  const server = startProcess(join(ROOT, 'bin/booking'), ['serve', '--port', String(port)], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
+  // what bin/booking runs, started directly so that BENCH_SERVER_NODE_ARGS can profile the server under
+  // load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (not allowed in NODE_OPTIONS)
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const server = startProcess(process.execPath, [
+    ...nodeArgs, '--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/cli/main.ts'), 'serve', '--port', String(port),
+  ], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitFor(`${base}/healthz`);
@@ -197,10 +202,12 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'booking-bench-'));
   const results: [string, EngineFigures][] = [];
   try {
-    results.push(['sqlite', await benchEngine('sqlite', `sqlite:${join(dir, 'bench.db')}`, 3901)]);
-    results.push(['postgres', await withPostgresDatabase((url) => benchEngine('postgres', url, 3902))]);
+    // BENCH_ENGINES=sqlite (or postgres) runs one engine only, e.g. while profiling
+    const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',');
+    if (engines.includes('sqlite')) results.push(['sqlite', await benchEngine('sqlite', `sqlite:${join(dir, 'bench.db')}`, 3901)]);
+    if (engines.includes('postgres')) results.push(['postgres', await withPostgresDatabase((url) => benchEngine('postgres', url, 3902))]);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true }); else console.log("kept", dir);
   }
   const baseline = await benchBaseline(results[0]![1].slotsBytes);
 

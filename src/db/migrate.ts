@@ -2,11 +2,13 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './connect.js';
 import { initial } from './migrations/001-initial.js';
 import { bookingsVersion } from './migrations/002-bookings-version.js';
+import { bookedSpanIndex } from './migrations/003-booked-span-index.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
     '001-initial': initial(db.dialect),
     '002-bookings-version': bookingsVersion(),
+    '003-booked-span-index': bookedSpanIndex(),
   };
 }
 
