@@ -1,10 +1,10 @@
-// Read use-cases behind GET /reasons, /days, /slots and /forms: the cached schedule, one indexed
-// range read of its bookings, then the pure engine.
+// Read use-cases behind GET /reasons, /days, /slots and /forms: the cached schedule, cached answers
+// checked by version reads, and on a miss one indexed range read of the bookings and the pure engine.
 import type { Db } from '../db/connect.js';
-import { bookedTimes, bookingsVersion } from '../db/repos/booking.repository.js';
+import { bookedTimes } from '../db/repos/booking.repository.js';
 import { NotFound } from '../core/errors.js';
 import {
-  bookingWindow, freeDaysWithExpiry, freeSlotsOn, findFreeSlot, relevantBookingStarts,
+  bookingWindow, freeDaysWithExpiry, freeSlotsWithExpiry, findFreeSlot, relevantBookingStarts,
   type AvailabilityContext, type BookedTime, type FreeSlot,
 } from '../core/availability/free-slots.js';
 import { publicFields, type FormField } from '../core/forms/form-fields.js';
@@ -28,71 +28,114 @@ export function availabilityContext(snapshot: Snapshot, schedule: ScheduleView, 
   return { rules: schedule.rules, durationMinutes: reason.durationMinutes, zone: snapshot.zone, now };
 }
 
-export async function bookingsAround(db: Db['kysely'], schedule: ScheduleView, ctx: AvailabilityContext, firstDay: number, lastDay: number): Promise<BookedTime[]> {
-  const { from, to } = relevantBookingStarts(ctx, firstDay, lastDay);
-  return bookedTimes(db, schedule.id, from, to);
-}
-
 export function listReasons(snapshot: Snapshot, scheduleId: number | null): ReasonView[] {
   return [...findSchedule(snapshot, scheduleId).reasons.values()];
 }
 
-interface CachedDays {
-  configVersion: number;
-  bookingsVersion: number;
-  /** the answer holds for `now` in [validFrom, validUntil) */
-  validFrom: number;
-  validUntil: number;
-  days: string[];
+/**
+ * Computed answers kept per process: a 365-day /days answer means reading the year's bookings and
+ * scanning every day (tens of milliseconds), and even one day's /slots costs more than the rest of the
+ * request. An answer changes only when the configuration changes (config version), when the schedule is
+ * booked or cancelled by any process (its bookings version, bumped in the booking's transaction) or when
+ * time passes a point the engine names (validUntil). Callers read the bookings version before the
+ * bookings, so an answer is never stored under a version newer than the bookings it saw.
+ */
+class AnswerCache<T> {
+  private readonly entries = new Map<string, { configVersion: number; bookingsVersion: number; validFrom: number; validUntil: number; value: T }>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  get(key: string, configVersion: number, bookingsVersion: number, now: number): T | undefined {
+    const hit = this.entries.get(key);
+    if (hit && hit.configVersion === configVersion && hit.bookingsVersion === bookingsVersion && hit.validFrom <= now && now < hit.validUntil) {
+      return hit.value;
+    }
+    return undefined;
+  }
+
+  set(key: string, configVersion: number, bookingsVersion: number, now: number, validUntil: number, value: T): void {
+    this.entries.delete(key);
+    // insertion order is age: the oldest answer goes first
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { configVersion, bookingsVersion, validFrom: now, validUntil, value });
+  }
 }
 
-/**
- * Computed /days answers, per database and per (schedule, reason). A 365-day horizon means reading every
- * booking of the year and scanning every day, tens of milliseconds; the answer changes only when the
- * configuration changes (config version), when the schedule is booked or cancelled by any process
- * (its bookings version, bumped in the booking's transaction) or when time passes a point the engine
- * names (validUntil). The version is read before the bookings, so an answer is never stored under a
- * version newer than the bookings it saw.
- */
-const daysCache = new WeakMap<Db, Map<string, CachedDays>>();
+interface DaySlots {
+  readonly slots: readonly FreeSlot[];
+  /** as /slots answers them */
+  readonly texts: readonly string[];
+}
+
+/** per database (tests open several in one process); sized for a few schedules' reasons over a year */
+const caches = new WeakMap<Db, { days: AnswerCache<string[]>; slots: AnswerCache<DaySlots> }>();
+
+function cachesOf(db: Db) {
+  let found = caches.get(db);
+  if (!found) caches.set(db, (found = { days: new AnswerCache(1_000), slots: new AnswerCache(20_000) }));
+  return found;
+}
+
+/** Outside transactions: the bookings that matter for candidates on these days, through the prepared read. */
+function readBookingsAround(db: Db, schedule: ScheduleView, ctx: AvailabilityContext, firstDay: number, lastDay: number): Promise<BookedTime[]> {
+  const { from, to } = relevantBookingStarts(ctx, firstDay, lastDay);
+  return db.hot.bookedTimes(schedule.id, from, to);
+}
 
 export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, now: number): Promise<string[]> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   const ctx = availabilityContext(snapshot, schedule, reason, now);
-  const version = await bookingsVersion(db.kysely, schedule.id);
-  let cache = daysCache.get(db);
-  if (!cache) daysCache.set(db, (cache = new Map()));
+  const version = await db.hot.bookingsVersion(schedule.id);
+  const cache = cachesOf(db).days;
   const key = `${schedule.id}:${reason.id}`;
-  const hit = cache.get(key);
-  if (hit && hit.configVersion === snapshot.version && hit.bookingsVersion === version && hit.validFrom <= now && now < hit.validUntil) {
-    return hit.days;
-  }
+  const hit = cache.get(key, snapshot.version, version, now);
+  if (hit) return hit;
   const window = bookingWindow(ctx);
-  const bookings = await bookingsAround(db.kysely, schedule, ctx, window.firstDay, window.lastDay);
+  const bookings = await readBookingsAround(db, schedule, ctx, window.firstDay, window.lastDay);
   const { days, validUntil } = freeDaysWithExpiry(ctx, bookings);
   const answer = days.map(formatDate);
-  cache.set(key, { configVersion: snapshot.version, bookingsVersion: version, validFrom: now, validUntil, days: answer });
+  cache.set(key, snapshot.version, version, now, validUntil, answer);
   return answer;
 }
 
-export async function listSlots(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, dayText: string, now: number): Promise<string[]> {
-  const schedule = findSchedule(snapshot, scheduleId);
-  const ctx = availabilityContext(snapshot, schedule, findReason(schedule, reasonId), now);
-  const day = parseDate(dayText);
+/** The free times of one local day (cached), or null when the day lies outside today..horizon. */
+async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, reason: ReasonView, day: number, now: number): Promise<DaySlots | null> {
+  const ctx = availabilityContext(snapshot, schedule, reason, now);
   const window = bookingWindow(ctx);
-  if (day === null || day < window.firstDay || day > window.lastDay) throw new NotFound('Day not found');
-  const bookings = await bookingsAround(db.kysely, schedule, ctx, day, day);
-  return (freeSlotsOn(ctx, day, bookings) ?? []).map((s) => formatLocalDateTime(s.day, s.minute));
+  if (day < window.firstDay || day > window.lastDay) return null;
+  const version = await db.hot.bookingsVersion(schedule.id);
+  const cache = cachesOf(db).slots;
+  const key = `${schedule.id}:${reason.id}:${day}`;
+  const hit = cache.get(key, snapshot.version, version, now);
+  if (hit) return hit;
+  const bookings = await readBookingsAround(db, schedule, ctx, day, day);
+  const { slots, validUntil } = freeSlotsWithExpiry(ctx, day, bookings)!;
+  const answer = { slots, texts: slots.map((s) => formatLocalDateTime(s.day, s.minute)) };
+  cache.set(key, snapshot.version, version, now, validUntil, answer);
+  return answer;
 }
 
-/** The free time a slot string names, or NotFound (decisions §5: taken, closed, past, off-grid, nonexistent…). */
-export async function freeSlotAt(db: Db['kysely'], schedule: ScheduleView, ctx: AvailabilityContext, slotText: string): Promise<FreeSlot> {
+export async function listSlots(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, dayText: string, now: number): Promise<readonly string[]> {
+  const schedule = findSchedule(snapshot, scheduleId);
+  const reason = findReason(schedule, reasonId);
+  const day = parseDate(dayText);
+  const slots = day === null ? null : await slotsOfDay(db, snapshot, schedule, reason, day, now);
+  if (!slots) throw new NotFound('Day not found');
+  return slots.texts;
+}
+
+/**
+ * The free time a slot string names, or NotFound (decisions §5: taken, closed, past, off-grid,
+ * nonexistent…). Uncached, from the bookings as `trx` sees them: the booking's own transaction re-checks here.
+ */
+export async function freeSlotAt(trx: Db['kysely'], schedule: ScheduleView, ctx: AvailabilityContext, slotText: string): Promise<FreeSlot> {
   const local = parseLocalDateTime(slotText);
   if (local === null || local.second !== 0) throw new NotFound('Time not available');
   const window = bookingWindow(ctx);
   if (local.day < window.firstDay || local.day > window.lastDay) throw new NotFound('Time not available');
-  const bookings = await bookingsAround(db, schedule, ctx, local.day, local.day);
+  const { from, to } = relevantBookingStarts(ctx, local.day, local.day);
+  const bookings = await bookedTimes(trx, schedule.id, from, to);
   const slot = findFreeSlot(ctx, local.day, local.minute, bookings);
   if (!slot) throw new NotFound('Time not available');
   return slot;
@@ -100,7 +143,10 @@ export async function freeSlotAt(db: Db['kysely'], schedule: ScheduleView, ctx: 
 
 export async function formFor(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, slotText: string, now: number): Promise<FormField[]> {
   const schedule = findSchedule(snapshot, scheduleId);
-  const ctx = availabilityContext(snapshot, schedule, findReason(schedule, reasonId), now);
-  await freeSlotAt(db.kysely, schedule, ctx, slotText);
+  const reason = findReason(schedule, reasonId);
+  // the same answer as freeSlotAt's (one rule), from the day's cached free times
+  const local = parseLocalDateTime(slotText);
+  const day = local === null || local.second !== 0 ? null : await slotsOfDay(db, snapshot, schedule, reason, local.day, now);
+  if (!day?.slots.some((slot) => slot.minute === local!.minute)) throw new NotFound('Time not available');
   return publicFields(schedule.form);
 }

@@ -3,7 +3,7 @@
 // same transaction, so a change from any process or instance is seen on the very next request, at the
 // cost of one primary-key read per request.
 import type { Db } from '../db/connect.js';
-import { configVersion, loadSettings } from '../db/repos/installation.repository.js';
+import { loadSettings } from '../db/repos/installation.repository.js';
 import { loadSchedules, type StoredSchedule } from '../db/repos/schedule.repository.js';
 import type { InstallationSettings } from '../core/settings.js';
 import type { ScheduleRules } from '../core/availability/free-slots.js';
@@ -58,7 +58,7 @@ export class SnapshotCache {
   constructor(private readonly db: Db) {}
 
   async current(): Promise<Snapshot> {
-    const version = await configVersion(this.db.kysely);
+    const version = await this.db.hot.configVersion();
     if (this.snapshot?.version === version) return this.snapshot;
     // one reload at a time; requests arriving meanwhile share it
     this.loading ??= this.load(version).finally(() => { this.loading = null; });

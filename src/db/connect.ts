@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
+import { postgresHotReads, sqliteHotReads, type HotReads } from './hot-reads.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -25,6 +26,8 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
 export interface Db {
   readonly kysely: Kysely<Database>;
   readonly dialect: DialectName;
+  /** the per-request reads, prepared outside Kysely (hot-reads.ts); outside transactions only */
+  readonly hot: HotReads;
   /**
    * Runs `work` in a transaction that may write. On SQLite it is BEGIN IMMEDIATE: the write lock is
    * taken before the first read, so a check-then-insert cannot interleave with another process.
@@ -59,6 +62,7 @@ function connectSqlite(location: string): Db {
   return {
     kysely,
     dialect: 'sqlite',
+    hot: sqliteHotReads(database, kysely),
     write: (work) =>
       kysely.connection().execute(async (conn) => {
         await sql`begin immediate`.execute(conn);
@@ -109,6 +113,7 @@ function connectPostgres(connectionString: string, { poolMax = 10 }: ConnectOpti
   return {
     kysely,
     dialect: 'postgres',
+    hot: postgresHotReads(pool),
     write: (work) => kysely.transaction().execute(work),
     lockSchedule: async (trx, scheduleId) =>
       (await trx.selectFrom('schedules').select('id').where('id', '=', scheduleId).forUpdate().executeTakeFirst()) !== undefined,

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describeEachDatabase } from '../support/databases.js';
 import { testInstallation, type TestInstallation } from '../support/installation.js';
 import { setOperatorSetting } from '../../src/app/installation.js';
-import { createBooking } from '../../src/app/bookings.js';
+import { cancelBooking, createBooking } from '../../src/app/bookings.js';
 import { SnapshotCache } from '../../src/app/snapshot.js';
 import { formatDate, formatLocalDateTime, formatUtc, parseDate } from '../../src/core/time/calendar.js';
 import { TimeZone } from '../../src/core/time/zone.js';
@@ -191,6 +191,42 @@ describeEachDatabase('one rule, four calls', (dialect) => {
       // at midnight the window moves one day on
       inst.clock.now = Date.UTC(2026, 5, 1, 22, 0);
       assert.deepEqual((await get(inst, `/api/days?${q}`)).body.data, ['2026-06-03', '2026-06-04']);
+    } finally {
+      await inst.close();
+    }
+  });
+  test('/slots and /forms are recomputed after a booking or cancellation outside the API and as time passes', async () => {
+    const inst = await testInstallation(dialect, {
+      now: Date.UTC(2026, 5, 1, 6, 0), // 08:00 in Berlin
+      schedules: [{ name: 'Mornings', slot_interval_minutes: 30, horizon_days: 2, weekly_hours: Object.fromEntries(WEEKDAYS.map((d) => [d, [['10:00', '12:00']]])), reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+    });
+    try {
+      const [s] = inst.schedules;
+      const q = `schedule=${s!.id}&reason=${s!.reasons[0]!.id}`;
+      const slots = async (day: string) => (await get(inst, `/api/slots?${q}&day=${day}`)).body.data;
+      const form = async (slot: string) => (await get(inst, `/api/forms?${q}&slot=${encodeURIComponent(slot)}`)).status;
+      const all = ['2026-06-02 10:00:00', '2026-06-02 10:30:00', '2026-06-02 11:00:00'];
+      assert.deepEqual(await slots('2026-06-02'), all);
+      assert.equal(await form('2026-06-02 10:30:00'), 200);
+      // as another process would: straight to the database, nothing in this process is told
+      const snapshot = await new SnapshotCache(inst.db).current();
+      const booked = await createBooking(inst.db, snapshot, { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 11:00:00', submission, source: 'admin' }, inst.clock());
+      assert.deepEqual(await slots('2026-06-02'), ['2026-06-02 10:00:00']);
+      assert.equal(await form('2026-06-02 10:30:00'), 404);
+      assert.equal(await form('2026-06-02 10:00:00'), 200);
+      assert.equal(await cancelBooking(inst.db, booked.detailsId, inst.clock()), true);
+      assert.deepEqual(await slots('2026-06-02'), all);
+      assert.equal(await form('2026-06-02 10:30:00'), 200);
+      // today: 10:00 starts at 08:00Z; one millisecond later it has passed
+      inst.clock.now = Date.UTC(2026, 5, 1, 8, 0);
+      assert.deepEqual(await slots('2026-06-01'), ['2026-06-01 10:00:00', '2026-06-01 10:30:00', '2026-06-01 11:00:00']);
+      inst.clock.now += 1;
+      assert.deepEqual(await slots('2026-06-01'), ['2026-06-01 10:30:00', '2026-06-01 11:00:00']);
+      assert.equal(await form('2026-06-01 10:00:00'), 404);
+      // at midnight the window moves on: yesterday is no longer a day of the window
+      inst.clock.now = Date.UTC(2026, 5, 1, 22, 0);
+      assert.equal((await get(inst, `/api/slots?${q}&day=2026-06-01`)).status, 404);
+      assert.deepEqual(await slots('2026-06-04'), ['2026-06-04 10:00:00', '2026-06-04 10:30:00', '2026-06-04 11:00:00']);
     } finally {
       await inst.close();
     }

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  freeDays, freeDaysWithExpiry, freeSlotsOn, findFreeSlot, relevantBookingStarts,
+  freeDays, freeDaysWithExpiry, freeSlotsOn, freeSlotsWithExpiry, findFreeSlot, relevantBookingStarts,
   type AvailabilityContext, type BookedTime, type Interval, type ScheduleRules,
 } from '../../src/core/availability/free-slots.js';
 import { WEEKDAYS, type Weekday } from '../../src/core/time/calendar.js';
@@ -289,5 +289,23 @@ test('freeDays\' answer holds for every later now before its validUntil (the /da
     const later = Math.min(validUntil - 1, s.now + Math.floor(fraction * (validUntil - s.now)));
     assert.deepEqual(freeDays({ ...ctx, now: later }, s.bookings), days, `at ${new Date(later).toISOString()}`);
     assert.deepEqual(freeDays({ ...ctx, now: validUntil - 1 }, s.bookings), days);
+  }));
+});
+
+test('freeSlotsOn\'s answer holds for every later now before its validUntil (the /slots cache relies on it)', () => {
+  check(fc.property(scenario, fc.integer({ min: -1, max: 12 }), fc.double({ min: 0, max: 1, noNaN: true }), (s, offset, fraction) => {
+    const ctx = contextOf(s);
+    const day = ctx.zone.localDayOf(s.now) + offset;
+    const bookings = bookingsRead(ctx, s.bookings, day, day);
+    const answer = freeSlotsWithExpiry(ctx, day, bookings);
+    if (answer === null) {
+      assert.equal(freeSlotsOn(ctx, day, bookings), null);
+      return;
+    }
+    const { slots, validUntil } = answer;
+    assert.ok(validUntil > s.now);
+    const later = Math.min(validUntil - 1, s.now + Math.floor(fraction * (validUntil - s.now)));
+    assert.deepEqual(freeSlotsOn({ ...ctx, now: later }, day, bookings), slots, `at ${new Date(later).toISOString()}`);
+    assert.deepEqual(freeSlotsOn({ ...ctx, now: validUntil - 1 }, day, bookings), slots);
   }));
 });

@@ -164,9 +164,21 @@ export function freeDaysWithExpiry(ctx: AvailabilityContext, bookings: readonly 
 
 /** Free times of one local day, ascending; null when the day lies outside today..horizon. */
 export function freeSlotsOn(ctx: AvailabilityContext, day: number, bookings: readonly BookedTime[]): FreeSlot[] | null {
+  return freeSlotsWithExpiry(ctx, day, bookings)?.slots ?? null;
+}
+
+/**
+ * freeSlotsOn, and the first instant at which the mere passing of time could change that answer (with
+ * the same rules and bookings): the next local midnight (the window moves), or the moment the earliest
+ * of the free times falls inside the notice period. Time passing only ever removes free times of a day.
+ */
+export function freeSlotsWithExpiry(ctx: AvailabilityContext, day: number, bookings: readonly BookedTime[]): { slots: FreeSlot[]; validUntil: number } | null {
   const window = bookingWindow(ctx);
   if (day < window.firstDay || day > window.lastDay) return null;
-  return scanDay(ctx, window, occupancyFor(ctx, bookings), day, false);
+  const slots = scanDay(ctx, window, occupancyFor(ctx, bookings), day, false);
+  let validUntil = ctx.zone.boundInstant(window.firstDay + 1, 0);
+  for (const slot of slots) validUntil = Math.min(validUntil, slot.start - ctx.rules.minNoticeMinutes * MINUTE_MS + 1);
+  return { slots, validUntil };
 }
 
 /** The free time at this local wall time, or null when it is not one (taken, closed, off-grid, past, nonexistent…). */

@@ -149,7 +149,7 @@ ${booked.map((b) => html`<a class="appt" href="/admin/bookings/${b.detailsId}">$
     const reasons = [...schedule.reasons.values()];
     const reasonId = idParam(values.reason) ?? reasons[0]?.id ?? null;
     const day = values.day || formatDate(today(snapshot, clock()));
-    let slots: string[] = [];
+    let slots: readonly string[] = [];
     let slotNote = '';
     if (reasonId !== null && schedule.reasons.has(reasonId)) {
       try {

@@ -1,0 +1,77 @@
+// The reads every API request makes (the config version) and every availability request makes (a
+// schedule's bookings version and booked spans), as statements prepared once, outside Kysely.
+// Why: building and running one query through Kysely costs about 20 µs under load, as much as Fastify's
+// whole request handling (a bare Fastify route served 50k req/s; with one Kysely read in a hook 25k, with
+// the same read prepared directly 43k, on the benchmark machine). Writes and everything else stay on Kysely.
+import type SQLite from 'better-sqlite3';
+import type pg from 'pg';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import type { BookedTime } from '../core/availability/free-slots.js';
+import { configVersion } from './repos/installation.repository.js';
+import { bookedTimes, bookingsVersion } from './repos/booking.repository.js';
+
+export interface HotReads {
+  /** `meta.config_version`: bumped by every change the API reads */
+  configVersion(): Promise<number>;
+  /** the schedule's bookings version (0 when there is no such schedule) */
+  bookingsVersion(scheduleId: number): Promise<number>;
+  /** booked (not cancelled) spans of a schedule starting in [from, to) */
+  bookedTimes(scheduleId: number, from: number, to: number): Promise<BookedTime[]>;
+}
+
+const SQL = {
+  configVersion: 'select config_version from meta where id = 1',
+  bookingsVersion: 'select bookings_version from schedules where id = $1',
+  // served from the index bookings_schedule_span alone
+  bookedTimes: "select start_at, end_at from bookings where schedule_id = $1 and start_at >= $2 and start_at < $3 and status = 'booked'",
+} as const;
+
+const MISSING_META = 'the meta row is missing: the database is not migrated';
+
+const spansOf = (rows: unknown[][]): BookedTime[] => rows.map(([start, end]) => ({ start: Number(start), end: Number(end) }));
+
+/**
+ * SQLite: statements on the process's one connection, run synchronously, so they see exactly what is
+ * committed, except while this process has a write transaction open between two of its statements:
+ * then they would see its uncommitted rows (and cache an answer it may roll back). In that case the read
+ * goes through Kysely, which queues it behind the transaction.
+ */
+export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Database>): HotReads {
+  // prepared on first use: the connection is opened before migrations create the tables
+  const prepared = new Map<keyof typeof SQL, SQLite.Statement>();
+  const statement = (name: keyof typeof SQL) => {
+    let st = prepared.get(name);
+    if (!st) prepared.set(name, (st = database.prepare(SQL[name].replace(/\$\d/g, '?'))));
+    return st;
+  };
+  return {
+    configVersion: async () => {
+      if (database.inTransaction) return configVersion(kysely);
+      const version = statement('configVersion').pluck().get();
+      if (version === undefined) throw new Error(MISSING_META);
+      return Number(version);
+    },
+    bookingsVersion: async (scheduleId) =>
+      (database.inTransaction ? bookingsVersion(kysely, scheduleId) : Number(statement('bookingsVersion').pluck().get(scheduleId) ?? 0)),
+    bookedTimes: async (scheduleId, from, to) =>
+      (database.inTransaction
+        ? bookedTimes(kysely, scheduleId, from, to)
+        : spansOf(statement('bookedTimes').raw().all(scheduleId, from, to) as unknown[][])),
+  };
+}
+
+/** PostgreSQL: named statements, which each pooled connection prepares once; int8 arrives as a number (connect.ts). */
+export function postgresHotReads(pool: pg.Pool): HotReads {
+  const rows = async (name: keyof typeof SQL, values: unknown[], rowMode?: 'array') =>
+    (await pool.query({ name, text: SQL[name], values, ...(rowMode ? { rowMode } : {}) })).rows;
+  return {
+    configVersion: async () => {
+      const [row] = await rows('configVersion', []);
+      if (!row) throw new Error(MISSING_META);
+      return Number(row.config_version);
+    },
+    bookingsVersion: async (scheduleId) => Number((await rows('bookingsVersion', [scheduleId]))[0]?.bookings_version ?? 0),
+    bookedTimes: async (scheduleId, from, to) => spansOf(await rows('bookedTimes', [scheduleId, from, to], 'array')),
+  };
+}

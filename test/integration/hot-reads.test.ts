@@ -1,0 +1,77 @@
+// The per-request reads prepared outside Kysely (src/db/hot-reads.ts) must see exactly what is committed:
+// never the rows of a write transaction that is still open in this process (it may roll back, and an
+// answer cached from them would outlive it), and a commit at once.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, testInstallation } from '../support/installation.js';
+import { bumpBookingsVersion } from '../../src/db/repos/booking.repository.js';
+import { bumpConfigVersion } from '../../src/db/repos/installation.repository.js';
+import type { Db } from '../../src/db/connect.js';
+
+const NOW = Date.UTC(2026, 5, 1, 6, 0);
+const HOUR = 3_600_000;
+
+/** Opens a write transaction that changes what the hot reads return, and holds it until `finish` is called. */
+let held = 0;
+async function heldWrite(db: Db, scheduleId: number, reasonId: number, customerId: number) {
+  let finish!: (outcome: 'commit' | 'roll back') => void;
+  const decided = new Promise<'commit' | 'roll back'>((resolve) => { finish = resolve; });
+  let changed!: () => void;
+  const hasChanged = new Promise<void>((resolve) => { changed = resolve; });
+  const done = db.write(async (trx) => {
+    await bumpConfigVersion(trx);
+    await bumpBookingsVersion(trx, scheduleId);
+    await trx.insertInto('bookings').values({
+      details_id: `held-${++held}`, schedule_id: scheduleId, reason_id: reasonId, customer_id: customerId,
+      start_at: NOW + 24 * HOUR, end_at: NOW + 25 * HOUR, status: 'booked', source: 'admin', answers: '{}', created_at: NOW,
+    }).execute();
+    changed();
+    if ((await decided) === 'roll back') throw new Error('rolled back on purpose');
+  }).then(() => 'committed', (error: Error) => error.message);
+  await hasChanged;
+  return { finish, done };
+}
+
+describeEachDatabase('prepared per-request reads', (dialect) => {
+  test('see neither the versions nor the bookings of an open transaction; see its commit at once', async () => {
+    const inst = await testInstallation(dialect, {
+      now: NOW,
+      schedules: [{ name: 'Desk', slot_interval_minutes: 60, horizon_days: 7, weekly_hours: ALL_WEEK([['09:00', '17:00']]), reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+    });
+    try {
+      const { db } = inst;
+      const schedule = inst.schedules[0]!;
+      const reasonId = schedule.reasons[0]!.id;
+      const customer = await db.kysely.insertInto('customers').values({
+        email_key: 'held@example.com', email: 'held@example.com', first_name: 'Held', last_name: '', phone: '', created_at: NOW, updated_at: NOW,
+      }).returning('id').executeTakeFirstOrThrow();
+      const read = () => Promise.all([
+        db.hot.configVersion(), db.hot.bookingsVersion(schedule.id), db.hot.bookedTimes(schedule.id, NOW, NOW + 48 * HOUR),
+      ]);
+      const [config0, bookings0, spans0] = await read();
+      assert.deepEqual(spans0, []);
+
+      // rolled back: reads made while it was open must not have seen its changes
+      const rolledBack = await heldWrite(db, schedule.id, reasonId, customer.id);
+      const during = read();
+      rolledBack.finish('roll back');
+      assert.equal(await rolledBack.done, 'rolled back on purpose');
+      assert.deepEqual(await during, [config0, bookings0, []]);
+      assert.deepEqual(await read(), [config0, bookings0, []]);
+
+      // committed: the next read sees it
+      const committed = await heldWrite(db, schedule.id, reasonId, customer.id);
+      const during2 = read();
+      committed.finish('commit');
+      assert.equal(await committed.done, 'committed');
+      const [config2, bookings2, spans2] = await during2;
+      // PostgreSQL answers from the last commit at once; SQLite waits for the open transaction to end
+      assert.ok(config2 === config0 || config2 === config0 + 1);
+      assert.deepEqual(await read(), [config0 + 1, bookings0 + 1, [{ start: NOW + 24 * HOUR, end: NOW + 25 * HOUR }]]);
+      assert.equal(spans2.length, bookings2 - bookings0);
+    } finally {
+      await inst.close();
+    }
+  });
+});
