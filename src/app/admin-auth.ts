@@ -2,9 +2,10 @@
 // instance can check them; the signing secret lives in the database (created on first use) so all
 // instances share it. A session carries a fingerprint of the password hash: changing the password
 // ends every other session.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import { findAdminByEmail } from '../db/repos/installation.repository.js';
+import { clearSignInFailures, deleteSignInRows, expireSignInFailures, recentSignInFailures, recordSignInAttempt } from '../db/repos/sign-in-failure.repository.js';
 import { InvalidInput } from '../core/errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { MIN_PASSWORD_LENGTH } from './installation.js';
@@ -61,48 +62,61 @@ export const csrfToken = (secret: Buffer, session: Session) => sign(secret, `csr
 export const checkCsrf = (secret: Buffer, session: Session, token: unknown) =>
   typeof token === 'string' && safeEqual(token, csrfToken(secret, session));
 
+const hashed = (text: string) => createHash('sha256').update(text).digest('base64url');
+
+/** What a sign-in is counted under: the e-mail and the client address, hashed (the password never is). */
+export function throttleKeys(email: string, clientIp: string): string[] {
+  return [`email:${hashed(email.trim().toLowerCase())}`, `ip:${hashed(clientIp)}`];
+}
+
+/** One sign-in attempt as the throttle sees it: its wait (0: go ahead) and the rows that count it. */
+export interface ThrottledAttempt {
+  waitMs: number;
+  rows: number[];
+}
+
 /**
  * Failed sign-ins counted per e-mail and per client address in a sliding window; over the limit, sign-in
- * is refused (even with the right password) until the window passes. Kept per process: with N instances an
- * attacker gets at most N times the limit, still far too few guesses to matter against scrypt.
+ * is refused (even with the right password) until the window passes. The count lives in the database
+ * (table sign_in_failures), so every instance on it sees the same failures and N instances do not give
+ * an attacker N times the attempts.
+ *
+ * An attempt is counted as a failure before its password is checked and uncounted when it succeeds or is
+ * refused: attempts running at the same time, here or in another instance, then see each other, so a
+ * burst sent in parallel gets no more than the limit past the check.
  */
 export class SignInThrottle {
-  private readonly failures = new Map<string, number[]>();
   /** per e-mail; an address (an office behind one NAT) gets four times as many */
-  constructor(readonly maxFailures = 5, readonly windowMs = 15 * 60_000) {}
+  constructor(private readonly db: Db, readonly maxFailures = 5, readonly windowMs = 15 * 60_000) {}
 
   private limitOf(key: string): number {
     return key.startsWith('ip:') ? this.maxFailures * 4 : this.maxFailures;
   }
 
-  private recent(key: string, now: number): number[] {
-    const kept = (this.failures.get(key) ?? []).filter((t) => t > now - this.windowMs);
-    if (kept.length) this.failures.set(key, kept); else this.failures.delete(key);
-    return kept;
-  }
-
-  /** ms until another attempt is allowed for this e-mail or address, 0 when allowed */
-  waitMs(keys: readonly string[], now: number): number {
-    let wait = 0;
+  /** Counts the attempt and says how long it must wait because of the failures before it (0: none). */
+  async begin(keys: readonly string[], now: number): Promise<ThrottledAttempt> {
+    const q = this.db.kysely;
+    // bounded table: what lies outside the window counts for nothing any more
+    await expireSignInFailures(q, now - this.windowMs);
+    const rows = await recordSignInAttempt(q, keys, now);
+    let waitMs = 0;
     for (const key of keys) {
-      const times = this.recent(key, now);
       const limit = this.limitOf(key);
-      if (times.length >= limit) wait = Math.max(wait, times[times.length - limit]! + this.windowMs - now);
+      const times = await recentSignInFailures(q, key, now - this.windowMs, limit, rows);
+      // the oldest of the last `limit` failures leaves the window first
+      if (times.length >= limit) waitMs = Math.max(waitMs, times[limit - 1]! + this.windowMs - now, 1);
     }
-    return wait;
+    return { waitMs, rows };
   }
 
-  fail(keys: readonly string[], now: number): void {
-    // bounded memory under a flood of made-up e-mails: forget expired entries first, the oldest if still too many
-    if (this.failures.size > 10_000) {
-      for (const key of [...this.failures.keys()]) this.recent(key, now);
-      for (const key of [...this.failures.keys()].slice(0, this.failures.size - 10_000)) this.failures.delete(key);
-    }
-    for (const key of keys) this.failures.set(key, [...this.recent(key, now), now]);
+  /** A refused attempt is no failure: it must not prolong the lock-out. */
+  async refused(attempt: ThrottledAttempt): Promise<void> {
+    await deleteSignInRows(this.db.kysely, attempt.rows);
   }
 
-  succeed(keys: readonly string[]): void {
-    for (const key of keys) this.failures.delete(key);
+  /** The right password: the counts of this e-mail and address start again. */
+  async succeeded(keys: readonly string[]): Promise<void> {
+    await clearSignInFailures(this.db.kysely, keys);
   }
 }
 
@@ -110,17 +124,18 @@ export type SignInResult = { ok: true; cookie: string } | { ok: false; message: 
 
 export async function signIn(db: Db, throttle: SignInThrottle, email: string, password: string, clientIp: string, now: number): Promise<SignInResult> {
   const key = email.trim().toLowerCase();
-  const keys = [`email:${key}`, `ip:${clientIp}`];
-  const wait = throttle.waitMs(keys, now);
-  if (wait > 0) return { ok: false, message: `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60_000)} minutes.` };
+  const keys = throttleKeys(key, clientIp);
+  const attempt = await throttle.begin(keys, now);
+  if (attempt.waitMs > 0) {
+    await throttle.refused(attempt);
+    return { ok: false, message: `Too many failed sign-ins. Try again in ${Math.ceil(attempt.waitMs / 60_000)} minutes.` };
+  }
   const admin = await findAdminByEmail(db.kysely, key);
   // verify against a dummy hash when the admin is unknown, so timing does not reveal which e-mails exist
   const valid = await verifyPassword(password, admin?.password_hash ?? DUMMY_HASH);
-  if (!admin || !valid) {
-    throttle.fail(keys, now);
-    return { ok: false, message: 'Wrong e-mail or password.' };
-  }
-  throttle.succeed(keys);
+  // a failure stays counted (begin counted it already)
+  if (!admin || !valid) return { ok: false, message: 'Wrong e-mail or password.' };
+  await throttle.succeeded(keys);
   return { ok: true, cookie: sessionCookieValue(await sessionSecret(db), admin, now) };
 }
 

@@ -3,12 +3,14 @@ import type { Db } from './connect.js';
 import { initial } from './migrations/001-initial.js';
 import { bookingsVersion } from './migrations/002-bookings-version.js';
 import { bookedSpanIndex } from './migrations/003-booked-span-index.js';
+import { signInFailures } from './migrations/004-sign-in-failures.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
     '001-initial': initial(db.dialect),
     '002-bookings-version': bookingsVersion(),
     '003-booked-span-index': bookedSpanIndex(),
+    '004-sign-in-failures': signInFailures(db.dialect),
   };
 }
 

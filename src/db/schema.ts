@@ -108,6 +108,13 @@ export interface OutboxTable {
   sent_at: number | null;
 }
 
+export interface SignInFailuresTable {
+  id: Generated<number>;
+  /** 'email:' or 'ip:' followed by the SHA-256 (base64url) of the e-mail key or the client address */
+  key: string;
+  failed_at: number;
+}
+
 export interface Database {
   meta: MetaTable;
   settings: SettingsTable;
@@ -118,4 +125,5 @@ export interface Database {
   customers: CustomersTable;
   bookings: BookingsTable;
   outbox: OutboxTable;
+  sign_in_failures: SignInFailuresTable;
 }

@@ -2,10 +2,13 @@
 // CSRF, throttling, schedule validation, deleting a schedule with bookings, escaping, the API switch.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
-import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { describeEachDatabase, migratedDatabase } from '../support/databases.js';
+import { ALL_WEEK, testClock, testInstallation, type TestInstallation } from '../support/installation.js';
 import { loadSchedules } from '../../src/db/repos/schedule.repository.js';
+import { connect, type Db } from '../../src/db/connect.js';
+import { buildApp } from '../../src/http/build-app.js';
+import { setup } from '../../src/app/installation.js';
 
 // Monday 2026-06-01 08:00 in Berlin (06:00Z)
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
@@ -14,7 +17,8 @@ const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
 /** A browser stand-in: keeps cookies, reads the CSRF field of the last page. */
 class Browser {
   cookies = new Map<string, string>();
-  constructor(private readonly inst: TestInstallation) {}
+  /** any app: a test installation's, or one of several built on one database (instances) */
+  constructor(private readonly inst: { app: FastifyInstance }) {}
 
   private remember(res: LightMyRequestResponse) {
     for (const c of res.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]) {
@@ -276,5 +280,72 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     inst.clock.now += 16 * 60_000;
     assert.equal((await browser.signIn()).statusCode, 303);
     inst.clock.now = NOW;
+  });
+});
+
+// Two apps built separately on one database, each with its own connection: two instances behind a load
+// balancer. The sign-in throttle counts in the database, so both see the same failures.
+describeEachDatabase('admin area: sign-in throttle shared by instances', (dialect) => {
+  const clock = testClock(NOW);
+  let dispose: () => Promise<void>;
+  let db: Db, otherDb: Db;
+  let first: FastifyInstance, second: FastifyInstance;
+  before(async () => {
+    const database = await migratedDatabase(dialect);
+    ({ db, dispose } = database);
+    await setup(db, { timezone: 'Europe/Berlin', adminEmail: ADMIN.email, adminPassword: ADMIN.password, name: 'Practice' }, NOW);
+    otherDb = connect(database.target.url);
+    first = await buildApp({ db, clock });
+    second = await buildApp({ db: otherDb, clock });
+  });
+  after(async () => {
+    await first.close();
+    await second.close();
+    await otherDb.close();
+    await dispose();
+  });
+
+  const failureRows = () => db.kysely.selectFrom('sign_in_failures').selectAll().execute();
+
+  test('failures through one instance throttle sign-in through the other; no e-mail or password is stored; old rows go', async () => {
+    const a = new Browser({ app: first });
+    const b = new Browser({ app: second });
+    for (let i = 0; i < 3; i++) assert.equal((await a.signIn('wrong password')).statusCode, 401);
+    for (let i = 0; i < 2; i++) assert.equal((await b.signIn('wrong password')).statusCode, 401);
+    const throttled = await b.signIn();
+    assert.equal(throttled.statusCode, 429, 'the fifth failure was the first one this instance saw');
+    assert.match(throttled.body, /Too many failed sign-ins\. Try again in 15 minutes/);
+    assert.equal((await a.signIn()).statusCode, 429);
+    assert.equal(b.cookies.has('admin_session') || a.cookies.has('admin_session'), false);
+
+    const rows = await failureRows();
+    assert.equal(rows.length, 10, 'five failures, each under its e-mail and its address; refused attempts are not counted');
+    const stored = JSON.stringify(rows);
+    for (const secret of [ADMIN.email, 'wrong password', ADMIN.password, '127.0.0.1']) assert.ok(!stored.includes(secret), `${secret} is not stored`);
+
+    // another e-mail from the same address fails at NOW too; its row is forgotten once the window has passed
+    assert.equal((await b.post('/admin/signin', { email: 'nobody@example.com', password: 'guess' })).statusCode, 401);
+    clock.now = NOW + 16 * 60_000;
+    assert.equal((await b.signIn()).statusCode, 303, 'after the window the right password works on either instance');
+    assert.deepEqual(await failureRows(), [], 'successes clear their keys, the rest expired');
+    clock.now = NOW;
+  });
+
+  test('a burst of wrong passwords sent in parallel to both instances gets no more than five past the check', async () => {
+    clock.now = NOW + 60 * 60_000;
+    const browsers = Array.from({ length: 12 }, (_, i) => new Browser({ app: i % 2 ? first : second }));
+    // each browser fetches its form first, so that the twelve posts then run at the same time
+    const tokens = await Promise.all(browsers.map(async (br) => /name="_csrf" value="([^"]+)"/.exec((await br.get('/admin/signin')).body)![1]!));
+    const answers = await Promise.all(browsers.map((br, i) => br.post('/admin/signin', { email: ADMIN.email, password: `wrong ${i}`, _csrf: tokens[i]! }, { csrfFrom: null })));
+    const codes = answers.map((r) => r.statusCode);
+    assert.ok(codes.every((c) => c === 401 || c === 429), String(codes));
+    const wrong = codes.filter((c) => c === 401).length;
+    // attempts in flight count for each other, so a burst may even be refused whole; never more than five checked
+    assert.ok(wrong <= 5, `${wrong} attempts had their password checked`);
+    // one at a time, the rest of the five; in all, exactly five wrong passwords were checked
+    const late = new Browser({ app: first });
+    for (let i = wrong; i < 5; i++) assert.equal((await late.signIn('wrong again')).statusCode, 401);
+    assert.equal((await late.signIn()).statusCode, 429);
+    clock.now = NOW;
   });
 });

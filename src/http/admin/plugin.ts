@@ -37,7 +37,7 @@ export interface AdminPluginOptions extends AdminDeps {
 
 export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
   const { db, clock, snapshots } = options;
-  const throttle = options.throttle ?? new SignInThrottle();
+  const throttle = options.throttle ?? new SignInThrottle(db);
   let secret: Buffer | null = null;
   const getSecret = async () => (secret ??= await sessionSecret(db));
 
