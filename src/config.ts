@@ -16,6 +16,8 @@ export interface Config {
   /** PostgreSQL connections per process */
   readonly databasePoolMax: number;
   readonly logLevel: string;
+  /** TRUST_PROXY=1: behind a reverse proxy, client address and protocol come from X-Forwarded-For/-Proto */
+  readonly trustProxy: boolean;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -44,5 +46,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailGiveUpAfterHours: integer(env, 'MAIL_GIVE_UP_AFTER_HOURS', 72, 1, 24 * 366),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
+    trustProxy: env.TRUST_PROXY === '1',
   });
 }

@@ -26,6 +26,9 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
     db,
     rateLimits,
     logger: { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    trustProxy: config.trustProxy,
+    smtpUrl: config.smtpUrl,
+    mailFrom: config.mailFrom,
   });
   if (rateLimits) {
     rateLimits.attachLogger(app.log);

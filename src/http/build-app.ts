@@ -16,6 +16,11 @@ export interface AppDeps {
   rateLimits?: RateLimitStore;
   snapshots?: SnapshotCache;
   logger?: FastifyServerOptions['logger'];
+  /** trust X-Forwarded-* from a reverse proxy (config.trustProxy); default false */
+  trustProxy?: boolean;
+  /** SMTP_URL / MAIL_FROM (config): when set, the admin area shows them read-only; default null, i.e. unset */
+  smtpUrl?: string | null;
+  mailFrom?: string | null;
 }
 
 export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
@@ -31,7 +36,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // a booking body is small; the API route sets its own 64 KiB limit
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
-    trustProxy: process.env.TRUST_PROXY === '1',
+    trustProxy: deps.trustProxy ?? false,
   });
   app.setErrorHandler(errorHandler);
   app.decorateRequest('snapshot', null as never);
@@ -65,6 +70,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(apiRoutes, { prefix: '/api', db: deps.db, snapshots, rateLimits, clock });
   // the admin area keeps its cookies, form parsing, headers and error pages to itself (encapsulated)
-  await app.register(adminPlugin, { prefix: '/admin', db: deps.db, snapshots, clock });
+  await app.register(adminPlugin, {
+    prefix: '/admin', db: deps.db, snapshots, clock, fixedMail: { smtpUrl: deps.smtpUrl ?? null, mailFrom: deps.mailFrom ?? null },
+  });
   return app;
 }

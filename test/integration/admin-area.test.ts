@@ -9,6 +9,7 @@ import { loadSchedules } from '../../src/db/repos/schedule.repository.js';
 import { connect, type Db } from '../../src/db/connect.js';
 import { buildApp } from '../../src/http/build-app.js';
 import { setup } from '../../src/app/installation.js';
+import { loadConfig } from '../../src/config.js';
 
 // Monday 2026-06-01 08:00 in Berlin (06:00Z)
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
@@ -347,5 +348,37 @@ describeEachDatabase('admin area: sign-in throttle shared by instances', (dialec
     for (let i = wrong; i < 5; i++) assert.equal((await late.signIn('wrong again')).statusCode, 401);
     assert.equal((await late.signIn()).statusCode, 429);
     clock.now = NOW;
+  });
+});
+
+// TRUST_PROXY reaches the app through the configuration (src/config.ts -> buildApp): only then does a
+// proxy's X-Forwarded-Proto: https make the session cookie Secure.
+describeEachDatabase('admin area: behind a reverse proxy', (dialect) => {
+  let inst: TestInstallation;
+  before(async () => { inst = await testInstallation(dialect, { now: NOW }); });
+  after(() => inst.close());
+
+  async function signInThroughProxy(app: FastifyInstance) {
+    const form = await app.inject({ method: 'GET', url: '/admin/signin' });
+    const pre = (form.cookies as { name: string; value: string }[]).find((c) => c.name === 'admin_pre')!.value;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)![1]!;
+    const res = await app.inject({
+      method: 'POST', url: '/admin/signin', payload: new URLSearchParams({ ...ADMIN, _csrf: csrf }).toString(),
+      headers: { cookie: `admin_pre=${pre}`, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.7' },
+    });
+    assert.equal(res.statusCode, 303, res.body);
+    return (res.cookies as { name: string; secure?: boolean }[]).find((c) => c.name === 'admin_session')!;
+  }
+
+  test('TRUST_PROXY=1 trusts X-Forwarded-Proto (Secure cookie); unset, the header is ignored', async () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'yes' }).trustProxy, false, 'only 1 switches it on');
+    assert.equal((await signInThroughProxy(inst.app)).secure ?? false, false);
+    const behindProxy = await buildApp({ db: inst.db, clock: inst.clock, trustProxy: loadConfig({ TRUST_PROXY: '1' }).trustProxy });
+    try {
+      assert.equal((await signInThroughProxy(behindProxy)).secure, true);
+    } finally {
+      await behindProxy.close();
+    }
   });
 });

@@ -3,12 +3,14 @@
 // SMTP_URL) delivering through the saved server to real SMTP servers on loopback. SQLite and PostgreSQL.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
 import { configVersion, loadSettings } from '../../src/db/repos/installation.repository.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/mail/outbox-worker.js';
 import { listMessages } from '../../src/app/outbox.js';
+import { buildApp } from '../../src/http/build-app.js';
+import { loadConfig } from '../../src/config.js';
 import { TestSmtpServer, until } from './mail-support.js';
 
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin
@@ -24,7 +26,7 @@ const runningFrom = (start: number) => {
 /** A browser stand-in: keeps cookies, takes the CSRF field from the E-mail page. */
 class Browser {
   cookies = new Map<string, string>();
-  constructor(private readonly inst: TestInstallation) {}
+  constructor(private readonly inst: { app: FastifyInstance }) {}
 
   private remember(res: LightMyRequestResponse) {
     for (const c of res.cookies as { name: string; value: string; maxAge?: number }[]) {
@@ -136,9 +138,17 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
     assert.deepEqual([(await loadSettings(inst.db.kysely)).smtpUrl, (await loadSettings(inst.db.kysely)).mailFrom], ['', '']);
   });
 
+  /** An app as `booking serve` builds it from this environment (src/server.ts), on the test's database, signed in. */
+  async function configuredApp(env: Record<string, string>) {
+    const config = loadConfig(env);
+    const app = await buildApp({ db: inst.db, clock: inst.clock, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom });
+    const signedIn = new Browser({ app });
+    assert.equal((await signedIn.post('/admin/signin', ADMIN)).statusCode, 303);
+    return { app, browser: signedIn };
+  }
+
   test('SMTP_URL in the environment takes precedence: the page says so, shows it read-only and masked, and ignores the field', async () => {
-    const previous = process.env.SMTP_URL;
-    process.env.SMTP_URL = 'smtps://ops:env-secret@relay.example.com:465';
+    const { app, browser } = await configuredApp({ SMTP_URL: 'smtps://ops:env-secret@relay.example.com:465' });
     try {
       const pageHtml = (await browser.get('/admin/mail')).body;
       assert.match(pageHtml, /SMTP server in SMTP_URL \(set in the environment; it takes precedence/);
@@ -149,8 +159,18 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
       assert.equal(settings.smtpUrl, '', 'the field set by the environment is not saved');
       assert.equal(settings.mailFrom, 'appointments@example.com');
     } finally {
-      if (previous === undefined) delete process.env.SMTP_URL;
-      else process.env.SMTP_URL = previous;
+      await app.close();
+    }
+  });
+
+  test('MAIL_FROM in the environment takes precedence too; with both set there is nothing to save', async () => {
+    const { app, browser } = await configuredApp({ SMTP_URL: 'smtp://relay.example.com:25', MAIL_FROM: ' ops@example.com ' });
+    try {
+      const pageHtml = (await browser.get('/admin/mail')).body;
+      assert.match(pageHtml, /<input id="mail_from" type="text" value="ops@example\.com" readonly><small>Set by MAIL_FROM/);
+      assert.doesNotMatch(pageHtml, /Save sending settings/);
+    } finally {
+      await app.close();
     }
   });
 

@@ -12,15 +12,20 @@ import { html, type Markup } from './html.js';
 import { csrfField, input, page, select, type Errors } from './layout.js';
 import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 
-/** SMTP_URL and MAIL_FROM from the environment win over what is saved here (read as src/config.ts does). */
-const environment = () => ({ smtpUrl: process.env.SMTP_URL || '', mailFrom: process.env.MAIL_FROM?.trim() || '' });
+/** SMTP_URL and MAIL_FROM as src/config.ts read them from the environment; when set they win over what is saved here. */
+export interface FixedMailSettings {
+  smtpUrl: string | null;
+  mailFrom: string | null;
+}
 
 function fixedField(label: string, name: string, value: string, variable: string): Markup {
   return html`<div class="field"><label for="${name}">${label}</label>
 <input id="${name}" type="text" value="${value}" readonly><small>Set by ${variable} in the environment, which takes precedence: change it there.</small></div>`;
 }
 
-export async function mailRoutes(app: FastifyInstance, { db, clock }: AdminDeps): Promise<void> {
+export async function mailRoutes(app: FastifyInstance, { db, clock }: AdminDeps, fixed: FixedMailSettings): Promise<void> {
+  const environment = () => ({ smtpUrl: fixed.smtpUrl ?? '', mailFrom: fixed.mailFrom ?? '' });
+
   function smtpSection(request: FastifyRequest, values: Record<string, string>, errors: Errors): Markup {
     const { page: ctx, snapshot } = state(request);
     const saved = snapshot.settings;

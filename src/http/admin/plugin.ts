@@ -15,7 +15,7 @@ import { settingsRoutes } from './settings.js';
 import { scheduleRoutes } from './schedules.js';
 import { bookingRoutes } from './bookings.js';
 import { customerRoutes } from './customers.js';
-import { mailRoutes } from './mail.js';
+import { mailRoutes, type FixedMailSettings } from './mail.js';
 import { text } from '../../app/admin-schedules.js';
 
 export const SESSION_COOKIE = 'admin_session';
@@ -33,6 +33,8 @@ const SECURITY_HEADERS = {
 
 export interface AdminPluginOptions extends AdminDeps {
   throttle?: SignInThrottle;
+  /** SMTP_URL and MAIL_FROM of the configuration; default: neither set */
+  fixedMail?: FixedMailSettings;
 }
 
 export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
@@ -205,5 +207,5 @@ ${input('New password again', 'repeat_password', '', errors, { type: 'password',
   await scheduleRoutes(app, deps);
   await bookingRoutes(app, deps);
   await customerRoutes(app, deps);
-  await mailRoutes(app, deps);
+  await mailRoutes(app, deps, options.fixedMail ?? { smtpUrl: null, mailFrom: null });
 }
