@@ -41,7 +41,9 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await app.close(); // stops accepting, lets requests in flight finish
-    await mailer.stop(); // lets the message in flight finish, so it is recorded as sent
+    // a send in flight gets a moment to finish (and be recorded as sent); one that takes longer (a stalled
+    // SMTP server) is aborted and its message released, so shutdown stays well within SHUTDOWN_TIMEOUT_MS
+    await mailer.stop();
     await rateLimits?.close();
     await db.close();
   })());

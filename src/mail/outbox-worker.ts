@@ -9,12 +9,18 @@
 // write would send that one message again after the claim expires: the unavoidable at-least-once gap of
 // any SMTP client, kept as short as one UPDATE.)
 //
+// Stopping (shutdown) gives a send in flight a short grace, then aborts it (nodemailer closes the
+// connection) and releases its claim and those of the batch's unsent rows: the SMTP server never
+// acknowledged them, so they are due again at once for any worker, and a slow or stalled server cannot
+// hold the process past its shutdown bound. (Aborted after the server had the whole message but before
+// its answer arrived, a message could be sent twice: the same gap as above, widened to the grace.)
+//
 // The SMTP server is SMTP_URL when set, else the one saved in the admin area ('mail.smtp_url'), looked
 // up on every poll through the snapshot cache (one primary-key read unless the configuration changed).
 // Without either nothing is claimed, so messages stay queued until a server is configured.
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Db } from '../db/connect.js';
-import { claimDueMessages, loadMessageSource, markAttemptFailed, markSent, type OutboxRow } from '../db/repos/outbox.repository.js';
+import { claimDueMessages, loadMessageSource, markAttemptFailed, markSent, releaseClaim, type OutboxRow } from '../db/repos/outbox.repository.js';
 import { renderMessage, type RenderedMessage } from './templates.js';
 import { SnapshotCache } from '../app/snapshot.js';
 
@@ -48,9 +54,15 @@ export interface OutboxWorkerOptions {
 export interface OutboxWorker {
   /** claims and delivers what is due now; resolves with the number of messages claimed */
   runOnce(): Promise<number>;
-  /** stops polling and waits for the batch in flight (bounded by the send deadline) */
-  stop(): Promise<void>;
+  /**
+   * Stops polling; a send in flight gets `graceMs` (default STOP_GRACE_MS) to finish, then it is aborted
+   * and its message, like the rest of the batch not yet sent, is released for any worker.
+   */
+  stop(options?: { graceMs?: number }): Promise<void>;
 }
+
+/** How long stop() lets a send in flight finish: an SMTP server that works answers within milliseconds. */
+export const STOP_GRACE_MS = 1_000;
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -121,6 +133,13 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
+  /** aborted by stop() once the grace has passed: ends the send in flight */
+  const stopping = new AbortController();
+
+  async function release(row: OutboxRow): Promise<void> {
+    const released = await releaseClaim(db.kysely, row.id, row.claimed_until!, clock());
+    log.info({ outboxId: row.id, released }, 'mail not sent: the worker stopped; released for the next worker');
+  }
 
   async function deliver(row: OutboxRow, send: { transporter: Transporter; savedFrom: string }, signal: AbortSignal): Promise<void> {
     const claimedUntil = row.claimed_until!;
@@ -132,6 +151,8 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       const message = renderMessage(source);
       await send.transporter.sendMail({ ...mailOptions(row, message, from), signal });
     } catch (error) {
+      // stopped, not failed: the server never acknowledged the message, so it goes back unsent
+      if (stopping.signal.aborted) return release(row);
       const now = clock();
       const attempt = row.attempts + 1;
       const retryAt = now - row.created_at >= giveUpAfterMs ? null : now + retryDelay(attempt, retryBaseMs, retryCapMs);
@@ -144,6 +165,7 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   }
 
   async function runOnce(): Promise<number> {
+    if (stopped) return 0;
     const { settings } = await snapshots.current();
     const transporter = transportFor(smtpUrl ?? settings.smtpUrl);
     if (!transporter) return 0;
@@ -153,10 +175,12 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     if (rows.length === 0) return 0;
     if (afterClaim) await afterClaim(rows);
     for (const row of rows) {
-      // each send must end (or be abandoned) while its claim still holds
+      // each send must end (or be abandoned) while its claim still holds, or when the worker stops
       const deadline = AbortSignal.timeout(Math.max(1, row.claimed_until! - sendDeadlineMs - clock()));
       try {
-        await deliver(row, send, deadline);
+        // once stopping, no new send starts: the rest of the batch goes back at once
+        if (stopped) await release(row);
+        else await deliver(row, send, AbortSignal.any([deadline, stopping.signal]));
       } catch (error) {
         // the database refused the outcome; the claim expires and the row is tried again
         log.error({ outboxId: row.id, err: error }, 'could not record mail outcome');
@@ -184,11 +208,17 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
 
   return {
     runOnce,
-    async stop() {
+    async stop({ graceMs = STOP_GRACE_MS } = {}) {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
-      if (running) await running;
+      const abort = setTimeout(() => stopping.abort(new Error('the outbox worker stopped')), graceMs);
+      try {
+        if (running) await running;
+      } finally {
+        clearTimeout(abort);
+        stopping.abort(new Error('the outbox worker stopped'));
+      }
       transport?.transporter.close();
     },
   };

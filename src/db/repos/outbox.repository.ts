@@ -74,6 +74,19 @@ export async function markSent(db: Q, id: number, claimedUntil: number, now: num
   return Number(result.numUpdatedRows) === 1;
 }
 
+/**
+ * Gives a claimed message back unsent: its worker is stopping and aborted the send before the SMTP server
+ * acknowledged it. It is due at once for any worker (no need to wait for the claim to expire) and the
+ * aborted try is not counted as an attempt. Guarded by the claim like markSent.
+ */
+export async function releaseClaim(db: Q, id: number, claimedUntil: number, now: number): Promise<boolean> {
+  const result = await db.updateTable('outbox')
+    .set({ state: sql`case when attempts = 0 then 'queued' else 'retrying' end`, next_attempt_at: now, claimed_until: null })
+    .where('id', '=', id).where('state', '=', 'sending').where('claimed_until', '=', claimedUntil)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export async function markAttemptFailed(db: Q, id: number, claimedUntil: number, failure: { error: string; retryAt: number | null }): Promise<boolean> {
   const result = await db.updateTable('outbox')
     .set({
