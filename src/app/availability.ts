@@ -1,6 +1,7 @@
 // Read use-cases behind GET /reasons, /days, /slots and /forms: the cached schedule, cached answers
 // checked by version reads, and on a miss one indexed range read of the bookings and the pure engine.
 import type { Db } from '../db/connect.js';
+import type { Versions } from '../db/hot-reads.js';
 import { bookedTimes } from '../db/repos/booking.repository.js';
 import { NotFound } from '../core/errors.js';
 import {
@@ -68,12 +69,17 @@ interface DaySlots {
 }
 
 /** per database (tests open several in one process); sized for a few schedules' reasons over a year */
-const caches = new WeakMap<Db, { days: AnswerCache<string[]>; slots: AnswerCache<DaySlots> }>();
+const caches = new WeakMap<Db, { days: AnswerCache<readonly string[]>; slots: AnswerCache<DaySlots> }>();
 
 function cachesOf(db: Db) {
   let found = caches.get(db);
   if (!found) caches.set(db, (found = { days: new AnswerCache(1_000), slots: new AnswerCache(20_000) }));
   return found;
+}
+
+/** The schedule's bookings version: the one read with the config version when it is this schedule's, else a read. */
+function bookingsVersionOf(db: Db, scheduleId: number, known: Versions | undefined): Promise<number> | number {
+  return known?.scheduleId === scheduleId && known.bookings !== null ? known.bookings : db.hot.bookingsVersion(scheduleId);
 }
 
 /** Outside transactions: the bookings that matter for candidates on these days, through the prepared read. */
@@ -82,11 +88,11 @@ function readBookingsAround(db: Db, schedule: ScheduleView, ctx: AvailabilityCon
   return db.hot.bookedTimes(schedule.id, from, to);
 }
 
-export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, now: number): Promise<string[]> {
+export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, now: number, known?: Versions): Promise<readonly string[]> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   const ctx = availabilityContext(snapshot, schedule, reason, now);
-  const version = await db.hot.bookingsVersion(schedule.id);
+  const version = await bookingsVersionOf(db, schedule.id, known);
   const cache = cachesOf(db).days;
   const key = `${schedule.id}:${reason.id}`;
   const hit = cache.get(key, snapshot.version, version, now);
@@ -100,11 +106,11 @@ export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | 
 }
 
 /** The free times of one local day (cached), or null when the day lies outside today..horizon. */
-async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, reason: ReasonView, day: number, now: number): Promise<DaySlots | null> {
+async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, reason: ReasonView, day: number, now: number, known: Versions | undefined): Promise<DaySlots | null> {
   const ctx = availabilityContext(snapshot, schedule, reason, now);
   const window = bookingWindow(ctx);
   if (day < window.firstDay || day > window.lastDay) return null;
-  const version = await db.hot.bookingsVersion(schedule.id);
+  const version = await bookingsVersionOf(db, schedule.id, known);
   const cache = cachesOf(db).slots;
   const key = `${schedule.id}:${reason.id}:${day}`;
   const hit = cache.get(key, snapshot.version, version, now);
@@ -116,11 +122,11 @@ async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, re
   return answer;
 }
 
-export async function listSlots(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, dayText: string, now: number): Promise<readonly string[]> {
+export async function listSlots(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, dayText: string, now: number, known?: Versions): Promise<readonly string[]> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   const day = parseDate(dayText);
-  const slots = day === null ? null : await slotsOfDay(db, snapshot, schedule, reason, day, now);
+  const slots = day === null ? null : await slotsOfDay(db, snapshot, schedule, reason, day, now, known);
   if (!slots) throw new NotFound('Day not found');
   return slots.texts;
 }
@@ -141,12 +147,12 @@ export async function freeSlotAt(trx: Db['kysely'], schedule: ScheduleView, ctx:
   return slot;
 }
 
-export async function formFor(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, slotText: string, now: number): Promise<FormField[]> {
+export async function formFor(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, slotText: string, now: number, known?: Versions): Promise<FormField[]> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   // the same answer as freeSlotAt's (one rule), from the day's cached free times
   const local = parseLocalDateTime(slotText);
-  const day = local === null || local.second !== 0 ? null : await slotsOfDay(db, snapshot, schedule, reason, local.day, now);
+  const day = local === null || local.second !== 0 ? null : await slotsOfDay(db, snapshot, schedule, reason, local.day, now, known);
   if (!day?.slots.some((slot) => slot.minute === local!.minute)) throw new NotFound('Time not available');
   return publicFields(schedule.form);
 }

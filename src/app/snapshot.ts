@@ -57,13 +57,18 @@ export class SnapshotCache {
 
   constructor(private readonly db: Db) {}
 
+  /** The snapshot as of the database's current config version (one primary-key read). */
   async current(): Promise<Snapshot> {
-    const version = await this.db.hot.configVersion();
+    return this.at((await this.db.hot.versions(null)).config);
+  }
+
+  /** The snapshot of this config version (or a later one while it loads), for a caller that has just read the version. */
+  async at(version: number): Promise<Snapshot> {
     if (this.snapshot?.version === version) return this.snapshot;
     // one reload at a time; requests arriving meanwhile share it
     this.loading ??= this.load(version).finally(() => { this.loading = null; });
     const loaded = await this.loading;
-    return loaded.version >= version ? loaded : this.current();
+    return loaded.version >= version ? loaded : this.at(version);
   }
 
   private async load(version: number): Promise<Snapshot> {

@@ -11,9 +11,19 @@ import type { BookedTime } from '../core/availability/free-slots.js';
 import { configVersion } from './repos/installation.repository.js';
 import { bookedTimes, bookingsVersion } from './repos/booking.repository.js';
 
-export interface HotReads {
+/** The versions a request checks its cached answers against, read in one statement. */
+export interface Versions {
   /** `meta.config_version`: bumped by every change the API reads */
-  configVersion(): Promise<number>;
+  readonly config: number;
+  /** the schedule asked about, if any */
+  readonly scheduleId: number | null;
+  /** its bookings version; null when no schedule was asked about or it does not exist */
+  readonly bookings: number | null;
+}
+
+export interface HotReads {
+  /** the config version and, when `scheduleId` is given, that schedule's bookings version: one read, not two */
+  versions(scheduleId: number | null): Promise<Versions>;
   /** the schedule's bookings version (0 when there is no such schedule) */
   bookingsVersion(scheduleId: number): Promise<number>;
   /** booked (not cancelled) spans of a schedule starting in [from, to) */
@@ -21,13 +31,22 @@ export interface HotReads {
 }
 
 const SQL = {
-  configVersion: 'select config_version from meta where id = 1',
+  versions: 'select config_version, (select bookings_version from schedules where id = $1) as bookings_version from meta where id = 1',
   bookingsVersion: 'select bookings_version from schedules where id = $1',
   // served from the index bookings_schedule_span alone
   bookedTimes: "select start_at, end_at from bookings where schedule_id = $1 and start_at >= $2 and start_at < $3 and status = 'booked'",
 } as const;
 
 const MISSING_META = 'the meta row is missing: the database is not migrated';
+
+const versionsOf = (config: unknown, scheduleId: number | null, bookings: unknown): Versions =>
+  ({ config: Number(config), scheduleId, bookings: bookings === null || bookings === undefined ? null : Number(bookings) });
+
+async function versionsThroughKysely(kysely: Kysely<Database>, scheduleId: number | null): Promise<Versions> {
+  const config = await configVersion(kysely);
+  const row = scheduleId === null ? undefined : await kysely.selectFrom('schedules').select('bookings_version').where('id', '=', scheduleId).executeTakeFirst();
+  return versionsOf(config, scheduleId, row?.bookings_version);
+}
 
 const spansOf = (rows: unknown[][]): BookedTime[] => rows.map(([start, end]) => ({ start: Number(start), end: Number(end) }));
 
@@ -46,11 +65,11 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
     return st;
   };
   return {
-    configVersion: async () => {
-      if (database.inTransaction) return configVersion(kysely);
-      const version = statement('configVersion').pluck().get();
-      if (version === undefined) throw new Error(MISSING_META);
-      return Number(version);
+    versions: async (scheduleId) => {
+      if (database.inTransaction) return versionsThroughKysely(kysely, scheduleId);
+      const row = statement('versions').raw().get(scheduleId) as [number, number | null] | undefined;
+      if (!row) throw new Error(MISSING_META);
+      return versionsOf(row[0], scheduleId, row[1]);
     },
     bookingsVersion: async (scheduleId) =>
       (database.inTransaction ? bookingsVersion(kysely, scheduleId) : Number(statement('bookingsVersion').pluck().get(scheduleId) ?? 0)),
@@ -66,10 +85,10 @@ export function postgresHotReads(pool: pg.Pool): HotReads {
   const rows = async (name: keyof typeof SQL, values: unknown[], rowMode?: 'array') =>
     (await pool.query({ name, text: SQL[name], values, ...(rowMode ? { rowMode } : {}) })).rows;
   return {
-    configVersion: async () => {
-      const [row] = await rows('configVersion', []);
+    versions: async (scheduleId) => {
+      const [row] = await rows('versions', [scheduleId]);
       if (!row) throw new Error(MISSING_META);
-      return Number(row.config_version);
+      return versionsOf(row.config_version, scheduleId, row.bookings_version);
     },
     bookingsVersion: async (scheduleId) => Number((await rows('bookingsVersion', [scheduleId]))[0]?.bookings_version ?? 0),
     bookedTimes: async (scheduleId, from, to) => spansOf(await rows('bookedTimes', [scheduleId, from, to], 'array')),

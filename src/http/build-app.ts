@@ -40,6 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.setErrorHandler(errorHandler);
   app.decorateRequest('snapshot', null as never);
+  app.decorateRequest('versions', null as never);
 
   await app.register(swagger, {
     openapi: {

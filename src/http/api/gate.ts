@@ -3,12 +3,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tokenMatches } from '../../app/api-token.js';
 import type { SnapshotCache, Snapshot } from '../../app/snapshot.js';
+import type { Db } from '../../db/connect.js';
+import type { Versions } from '../../db/hot-reads.js';
 import { checkRate, type RateLimitStore } from '../../rate-limit/rate-limiter.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** the installation as this request sees it, set by the gate */
     snapshot: Snapshot;
+    /** the config version and the asked schedule's bookings version, read by the gate in one statement */
+    versions: Versions;
   }
 }
 
@@ -18,10 +22,22 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-export function apiGate(snapshots: SnapshotCache, rateLimits: RateLimitStore, clock: () => number) {
+const ID = /^[1-9][0-9]{0,9}$/;
+
+/** The schedule a request names in its query (?schedule=), if well formed; validation proper comes later. */
+function scheduleAskedFor(request: FastifyRequest): number | null {
+  const value = (request.query as Record<string, unknown> | undefined)?.schedule;
+  return typeof value === 'string' && ID.test(value) && Number(value) <= 2_147_483_647 ? Number(value) : null;
+}
+
+export function apiGate(db: Db, snapshots: SnapshotCache, rateLimits: RateLimitStore, clock: () => number) {
   return async function gate(request: FastifyRequest, reply: FastifyReply) {
-    const snapshot = await snapshots.current();
+    // one read for both versions: every read costs a SQLite read transaction (file-lock system calls),
+    // a large share of a fast call; the availability calls check their cached answers against these
+    const versions = await db.hot.versions(scheduleAskedFor(request));
+    const snapshot = await snapshots.at(versions.config);
     request.snapshot = snapshot;
+    request.versions = versions;
     const { settings } = snapshot;
     if (!settings.configured) return reply.code(503).send({ error: 'Not configured' });
     if (!settings.apiEnabled) return reply.code(503).send({ error: 'API disabled' });

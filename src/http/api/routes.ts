@@ -1,5 +1,5 @@
 // The six calls of the booking API (spec/booking-api.md), registered under /api.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import Type from 'typebox';
 import type { Db } from '../../db/connect.js';
 import type { SnapshotCache } from '../../app/snapshot.js';
@@ -34,11 +34,24 @@ function fieldBody(f: FormField) {
   };
 }
 
+/**
+ * /days and /slots answers come from a cache (app/availability.ts) as the same array while they hold, so
+ * their JSON is kept beside them instead of being serialized again for every request: for a year of
+ * days that was the larger part of the request. Same bytes as the response schema's serializer.
+ */
+const dataBodies = new WeakMap<readonly string[], Buffer>();
+
+function sendData(reply: FastifyReply, data: readonly string[]) {
+  let body = dataBodies.get(data);
+  if (!body) dataBodies.set(data, (body = Buffer.from(JSON.stringify({ data }))));
+  return reply.header('content-type', 'application/json; charset=utf-8').send(body);
+}
+
 export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
   const { db, clock } = deps;
   // only JSON bodies: without this, Fastify's text/plain parser would accept what must be a 415
   api.removeContentTypeParser('text/plain');
-  api.addHook('onRequest', apiGate(deps.snapshots, deps.rateLimits, clock));
+  api.addHook('onRequest', apiGate(db, deps.snapshots, deps.rateLimits, clock));
   api.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not Found' }));
 
   api.get('/schedules', {
@@ -67,9 +80,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
       querystring: Type.Object({ schedule: IdParam, reason: IdParam }),
       response: { 200: dataOf(Type.Array(Day), 'Days, ascending'), ...notFound('Schedule or reason'), ...commonErrors },
     },
-  }, async (request) => ({
-    data: await listDays(db, request.snapshot, idOf(request.query.schedule), idOf(request.query.reason), clock()),
-  }));
+  }, async (request, reply) => sendData(reply, await listDays(db, request.snapshot, idOf(request.query.schedule), idOf(request.query.reason), clock(), request.versions)));
 
   api.get<{ Querystring: { schedule: string; reason: string; day: string } }>('/slots', {
     schema: {
@@ -77,9 +88,9 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
       querystring: Type.Object({ schedule: IdParam, reason: IdParam, day: DayParam }),
       response: { 200: dataOf(Type.Array(Slot), 'Free times, ascending; empty when nothing is free that day'), ...notFound('Schedule, reason or day'), ...commonErrors },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { schedule, reason, day } = request.query;
-    return { data: await listSlots(db, request.snapshot, idOf(schedule), idOf(reason), day, clock()) };
+    return sendData(reply, await listSlots(db, request.snapshot, idOf(schedule), idOf(reason), day, clock(), request.versions));
   });
 
   api.get<{ Querystring: { schedule: string; reason: string; slot: string } }>('/forms', {
@@ -93,7 +104,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
     },
   }, async (request) => {
     const { schedule, reason, slot } = request.query;
-    const fields = await formFor(db, request.snapshot, idOf(schedule), idOf(reason), slot, clock());
+    const fields = await formFor(db, request.snapshot, idOf(schedule), idOf(reason), slot, clock(), request.versions);
     return { data: Object.fromEntries(fields.map((f) => [f.name, fieldBody(f)])) };
   });
 
