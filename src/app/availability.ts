@@ -41,10 +41,12 @@ export function listReasons(snapshot: Snapshot, scheduleId: number | null): Reas
  * time passes a point the engine names (validUntil). Callers read the bookings version before the
  * bookings, so an answer is never stored under a version newer than the bookings it saw.
  */
-class AnswerCache<T> {
-  private readonly entries = new Map<string, { configVersion: number; bookingsVersion: number; validFrom: number; validUntil: number; value: T }>();
+export class AnswerCache<T> {
+  private readonly entries = new Map<string, { configVersion: number; bookingsVersion: number; validFrom: number; validUntil: number; value: T; weight: number }>();
+  private weight = 0;
 
-  constructor(private readonly maxEntries: number) {}
+  /** bounded by the total weight of the answers held (their number of days or free times), not by count */
+  constructor(private readonly maxWeight: number, private readonly weigh: (value: T) => number) {}
 
   get(key: string, configVersion: number, bookingsVersion: number, now: number): T | undefined {
     const hit = this.entries.get(key);
@@ -55,10 +57,22 @@ class AnswerCache<T> {
   }
 
   set(key: string, configVersion: number, bookingsVersion: number, now: number, validUntil: number, value: T): void {
+    this.delete(key);
+    const weight = 1 + this.weigh(value);
+    // insertion order is age: the oldest answers go first
+    for (const oldest of this.entries.keys()) {
+      if (this.weight + weight <= this.maxWeight) break;
+      this.delete(oldest);
+    }
+    this.entries.set(key, { configVersion, bookingsVersion, validFrom: now, validUntil, value, weight });
+    this.weight += weight;
+  }
+
+  private delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
     this.entries.delete(key);
-    // insertion order is age: the oldest answer goes first
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { configVersion, bookingsVersion, validFrom: now, validUntil, value });
+    this.weight -= entry.weight;
   }
 }
 
@@ -68,12 +82,19 @@ interface DaySlots {
   readonly texts: readonly string[];
 }
 
-/** per database (tests open several in one process); sized for a few schedules' reasons over a year */
+/**
+ * Per database (tests open several in one process). At most about 200,000 days or free times each, some
+ * tens of megabytes at worst, whatever the grid and horizon: a year of /days for hundreds of schedule and
+ * reason pairs, or a year of /slots at a 30-minute grid for several of them.
+ */
 const caches = new WeakMap<Db, { days: AnswerCache<readonly string[]>; slots: AnswerCache<DaySlots> }>();
 
 function cachesOf(db: Db) {
   let found = caches.get(db);
-  if (!found) caches.set(db, (found = { days: new AnswerCache(1_000), slots: new AnswerCache(20_000) }));
+  if (!found) {
+    found = { days: new AnswerCache<readonly string[]>(200_000, (days) => days.length), slots: new AnswerCache<DaySlots>(200_000, (day) => day.slots.length) };
+    caches.set(db, found);
+  }
   return found;
 }
 

@@ -1,5 +1,5 @@
 // The reads every API request makes (the config version) and every availability request makes (a
-// schedule's bookings version and booked spans), as statements prepared once, outside Kysely.
+// schedule's bookings version and booked spans), as fixed SQL outside Kysely (on SQLite prepared once).
 // Why: building and running one query through Kysely costs about 20 µs under load, as much as Fastify's
 // whole request handling (a bare Fastify route served 50k req/s; with one Kysely read in a hook 25k, with
 // the same read prepared directly 43k, on the benchmark machine). Writes and everything else stay on Kysely.
@@ -80,10 +80,13 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
   };
 }
 
-/** PostgreSQL: named statements, which each pooled connection prepares once; int8 arrives as a number (connect.ts). */
+/**
+ * PostgreSQL: plain parameterised queries. Not named prepared statements: those are session state, which
+ * breaks behind PgBouncer in transaction mode (docs/operations.md). int8 arrives as a number (connect.ts).
+ */
 export function postgresHotReads(pool: pg.Pool): HotReads {
   const rows = async (name: keyof typeof SQL, values: unknown[], rowMode?: 'array') =>
-    (await pool.query({ name, text: SQL[name], values, ...(rowMode ? { rowMode } : {}) })).rows;
+    (await pool.query({ text: SQL[name], values, ...(rowMode ? { rowMode } : {}) })).rows;
   return {
     versions: async (scheduleId) => {
       const [row] = await rows('versions', [scheduleId]);

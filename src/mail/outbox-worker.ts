@@ -133,8 +133,17 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
-  /** aborted by stop() once the grace has passed: ends the send in flight */
-  const stopping = new AbortController();
+  /** set by stop() once the grace has passed; then the sends in flight are aborted */
+  let aborting = false;
+  /**
+   * One controller per send (not AbortSignal.any over a process-long signal: on Node 20 that keeps a
+   * reference per send for the life of the process).
+   */
+  const inFlight = new Set<AbortController>();
+  const abortSends = () => {
+    aborting = true;
+    for (const controller of inFlight) controller.abort(new Error('the outbox worker stopped'));
+  };
 
   async function release(row: OutboxRow): Promise<void> {
     const released = await releaseClaim(db.kysely, row.id, row.claimed_until!, clock());
@@ -152,7 +161,7 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       await send.transporter.sendMail({ ...mailOptions(row, message, from), signal });
     } catch (error) {
       // stopped, not failed: the server never acknowledged the message, so it goes back unsent
-      if (stopping.signal.aborted) return release(row);
+      if (aborting) return release(row);
       const now = clock();
       const attempt = row.attempts + 1;
       const retryAt = now - row.created_at >= giveUpAfterMs ? null : now + retryDelay(attempt, retryBaseMs, retryCapMs);
@@ -176,14 +185,19 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     if (afterClaim) await afterClaim(rows);
     for (const row of rows) {
       // each send must end (or be abandoned) while its claim still holds, or when the worker stops
-      const deadline = AbortSignal.timeout(Math.max(1, row.claimed_until! - sendDeadlineMs - clock()));
+      const controller = new AbortController();
+      const deadline = setTimeout(() => controller.abort(new Error('the send did not finish while its claim held')), Math.max(1, row.claimed_until! - sendDeadlineMs - clock()));
+      inFlight.add(controller);
       try {
         // once stopping, no new send starts: the rest of the batch goes back at once
         if (stopped) await release(row);
-        else await deliver(row, send, AbortSignal.any([deadline, stopping.signal]));
+        else await deliver(row, send, controller.signal);
       } catch (error) {
         // the database refused the outcome; the claim expires and the row is tried again
         log.error({ outboxId: row.id, err: error }, 'could not record mail outcome');
+      } finally {
+        clearTimeout(deadline);
+        inFlight.delete(controller);
       }
     }
     return rows.length;
@@ -212,12 +226,12 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
-      const abort = setTimeout(() => stopping.abort(new Error('the outbox worker stopped')), graceMs);
+      const abort = setTimeout(abortSends, graceMs);
       try {
         if (running) await running;
       } finally {
         clearTimeout(abort);
-        stopping.abort(new Error('the outbox worker stopped'));
+        abortSends();
       }
       transport?.transporter.close();
     },

@@ -10,6 +10,7 @@ import { testInstallation, type TestInstallation } from '../support/installation
 import { setOperatorSetting } from '../../src/app/installation.js';
 import { cancelBooking, createBooking } from '../../src/app/bookings.js';
 import { SnapshotCache } from '../../src/app/snapshot.js';
+import { connect } from '../../src/db/connect.js';
 import { formatDate, formatLocalDateTime, formatUtc, parseDate } from '../../src/core/time/calendar.js';
 import { TimeZone } from '../../src/core/time/zone.js';
 
@@ -179,9 +180,14 @@ describeEachDatabase('one rule, four calls', (dialect) => {
       const [s] = inst.schedules;
       const q = `schedule=${s!.id}&reason=${s!.reasons[0]!.id}`;
       assert.deepEqual((await get(inst, `/api/days?${q}`)).body.data, ['2026-06-01', '2026-06-02', '2026-06-03']);
-      // as another process would: straight to the database, nothing in this process is told
-      const snapshot = await new SnapshotCache(inst.db).current();
-      await createBooking(inst.db, snapshot, { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 10:00:00', submission, source: 'admin' }, inst.clock());
+      // as another process would: its own connection, nothing in this process is told
+      const other = connect(inst.url);
+      try {
+        const snapshot = await new SnapshotCache(other).current();
+        await createBooking(other, snapshot, { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 10:00:00', submission, source: 'admin' }, inst.clock());
+      } finally {
+        await other.close();
+      }
       assert.deepEqual((await get(inst, `/api/days?${q}`)).body.data, ['2026-06-01', '2026-06-03']);
       // 10:00 today starts at 08:00Z; one millisecond later it has passed
       inst.clock.now = Date.UTC(2026, 5, 1, 8, 0);
@@ -208,13 +214,18 @@ describeEachDatabase('one rule, four calls', (dialect) => {
       const all = ['2026-06-02 10:00:00', '2026-06-02 10:30:00', '2026-06-02 11:00:00'];
       assert.deepEqual(await slots('2026-06-02'), all);
       assert.equal(await form('2026-06-02 10:30:00'), 200);
-      // as another process would: straight to the database, nothing in this process is told
-      const snapshot = await new SnapshotCache(inst.db).current();
-      const booked = await createBooking(inst.db, snapshot, { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 11:00:00', submission, source: 'admin' }, inst.clock());
-      assert.deepEqual(await slots('2026-06-02'), ['2026-06-02 10:00:00']);
-      assert.equal(await form('2026-06-02 10:30:00'), 404);
-      assert.equal(await form('2026-06-02 10:00:00'), 200);
-      assert.equal(await cancelBooking(inst.db, booked.detailsId, inst.clock()), true);
+      // as another process would: its own connection, nothing in this process is told
+      const other = connect(inst.url);
+      try {
+        const snapshot = await new SnapshotCache(other).current();
+        const booked = await createBooking(other, snapshot, { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 11:00:00', submission, source: 'admin' }, inst.clock());
+        assert.deepEqual(await slots('2026-06-02'), ['2026-06-02 10:00:00']);
+        assert.equal(await form('2026-06-02 10:30:00'), 404);
+        assert.equal(await form('2026-06-02 10:00:00'), 200);
+        assert.equal(await cancelBooking(other, booked.detailsId, inst.clock()), true);
+      } finally {
+        await other.close();
+      }
       assert.deepEqual(await slots('2026-06-02'), all);
       assert.equal(await form('2026-06-02 10:30:00'), 200);
       // today: 10:00 starts at 08:00Z; one millisecond later it has passed

@@ -20,6 +20,8 @@ export function testClock(start: number): TestClock {
 
 export interface TestInstallation {
   db: Db;
+  /** DATABASE_URL of its database, for a second connection (as another process or instance would open) */
+  url: string;
   app: FastifyInstance;
   clock: TestClock;
   token: string;
@@ -38,7 +40,7 @@ export interface InstallationOptions {
 }
 
 export async function testInstallation(dialect: DialectName, options: InstallationOptions = {}): Promise<TestInstallation> {
-  const { db, dispose } = await migratedDatabase(dialect);
+  const { db, target, dispose } = await migratedDatabase(dialect);
   const clock = testClock(options.now ?? Date.now());
   let token = '';
   let schedules: ImportedSchedule[] = [];
@@ -51,7 +53,7 @@ export async function testInstallation(dialect: DialectName, options: Installati
   const app = await buildApp({ db, clock });
   await app.ready();
   const installation: TestInstallation = {
-    db, app, clock, token, schedules,
+    db, url: target.url, app, clock, token, schedules,
     // the current `installation.token`, so a test that issues a new one can make it the default
     api: ({ token: t, headers, ...rest }) => app.inject({
       ...rest,
