@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { BookedTime } from '../core/availability/free-slots.js';
 import { configVersion } from './repos/installation.repository.js';
-import { bookedTimes, bookingsVersion } from './repos/booking.repository.js';
+import { bookedTimes, bookingsVersion, findBookingsVersion } from './repos/booking.repository.js';
 
 /** The versions a request checks its cached answers against, read in one statement. */
 export interface Versions {
@@ -44,8 +44,7 @@ const versionsOf = (config: unknown, scheduleId: number | null, bookings: unknow
 
 async function versionsThroughKysely(kysely: Kysely<Database>, scheduleId: number | null): Promise<Versions> {
   const config = await configVersion(kysely);
-  const row = scheduleId === null ? undefined : await kysely.selectFrom('schedules').select('bookings_version').where('id', '=', scheduleId).executeTakeFirst();
-  return versionsOf(config, scheduleId, row?.bookings_version);
+  return versionsOf(config, scheduleId, scheduleId === null ? null : await findBookingsVersion(kysely, scheduleId));
 }
 
 const spansOf = (rows: unknown[][]): BookedTime[] => rows.map(([start, end]) => ({ start: Number(start), end: Number(end) }));
@@ -59,24 +58,24 @@ const spansOf = (rows: unknown[][]): BookedTime[] => rows.map(([start, end]) => 
 export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Database>): HotReads {
   // prepared on first use: the connection is opened before migrations create the tables
   const prepared = new Map<keyof typeof SQL, SQLite.Statement>();
-  const statement = (name: keyof typeof SQL) => {
+  const statement = (name: keyof typeof SQL, mode: 'pluck' | 'raw') => {
     let st = prepared.get(name);
-    if (!st) prepared.set(name, (st = database.prepare(SQL[name].replace(/\$\d/g, '?'))));
+    if (!st) prepared.set(name, (st = database.prepare(SQL[name].replace(/\$\d/g, '?'))[mode]()));
     return st;
   };
   return {
     versions: async (scheduleId) => {
       if (database.inTransaction) return versionsThroughKysely(kysely, scheduleId);
-      const row = statement('versions').raw().get(scheduleId) as [number, number | null] | undefined;
+      const row = statement('versions', 'raw').get(scheduleId) as [number, number | null] | undefined;
       if (!row) throw new Error(MISSING_META);
       return versionsOf(row[0], scheduleId, row[1]);
     },
     bookingsVersion: async (scheduleId) =>
-      (database.inTransaction ? bookingsVersion(kysely, scheduleId) : Number(statement('bookingsVersion').pluck().get(scheduleId) ?? 0)),
+      (database.inTransaction ? bookingsVersion(kysely, scheduleId) : Number(statement('bookingsVersion', 'pluck').get(scheduleId) ?? 0)),
     bookedTimes: async (scheduleId, from, to) =>
       (database.inTransaction
         ? bookedTimes(kysely, scheduleId, from, to)
-        : spansOf(statement('bookedTimes').raw().all(scheduleId, from, to) as unknown[][])),
+        : spansOf(statement('bookedTimes', 'raw').all(scheduleId, from, to) as unknown[][])),
   };
 }
 

@@ -17,10 +17,15 @@ export async function bookedTimes(db: Q, scheduleId: number, from: number, to: n
   return rows.map((r) => ({ start: Number(r.start_at), end: Number(r.end_at) }));
 }
 
+/** The schedule's bookings version, or null when there is no such schedule. */
+export async function findBookingsVersion(db: Q, scheduleId: number): Promise<number | null> {
+  const row = await db.selectFrom('schedules').select('bookings_version').where('id', '=', scheduleId).executeTakeFirst();
+  return row === undefined ? null : Number(row.bookings_version);
+}
+
 /** The schedule's bookings version (0 when there is no such schedule). */
 export async function bookingsVersion(db: Q, scheduleId: number): Promise<number> {
-  const row = await db.selectFrom('schedules').select('bookings_version').where('id', '=', scheduleId).executeTakeFirst();
-  return Number(row?.bookings_version ?? 0);
+  return (await findBookingsVersion(db, scheduleId)) ?? 0;
 }
 
 /** Within the transaction that books or cancels: every process's cached answers for the schedule go stale. */

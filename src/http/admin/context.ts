@@ -43,6 +43,4 @@ export function localTime(snapshot: Snapshot, instant: number): string {
 }
 
 /** A positive id from a URL segment, or null */
-export function idParam(value: unknown): number | null {
-  return typeof value === 'string' && /^[1-9][0-9]{0,9}$/.test(value) && Number(value) <= 2_147_483_647 ? Number(value) : null;
-}
+export { idParam } from '../id-param.js';

@@ -6,6 +6,7 @@ import type { SnapshotCache, Snapshot } from '../../app/snapshot.js';
 import type { Db } from '../../db/connect.js';
 import type { Versions } from '../../db/hot-reads.js';
 import { checkRate, type RateLimitStore } from '../../rate-limit/rate-limiter.js';
+import { idParam } from '../id-param.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,13 +23,8 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-const ID = /^[1-9][0-9]{0,9}$/;
-
 /** The schedule a request names in its query (?schedule=), if well formed; validation proper comes later. */
-function scheduleAskedFor(request: FastifyRequest): number | null {
-  const value = (request.query as Record<string, unknown> | undefined)?.schedule;
-  return typeof value === 'string' && ID.test(value) && Number(value) <= 2_147_483_647 ? Number(value) : null;
-}
+const scheduleAskedFor = (request: FastifyRequest) => idParam((request.query as Record<string, unknown> | undefined)?.schedule);
 
 export function apiGate(db: Db, snapshots: SnapshotCache, rateLimits: RateLimitStore, clock: () => number) {
   return async function gate(request: FastifyRequest, reply: FastifyReply) {

@@ -9,6 +9,7 @@ import type { FormField } from '../../core/forms/form-fields.js';
 import { formatUtc } from '../../core/time/calendar.js';
 import type { RateLimitStore } from '../../rate-limit/rate-limiter.js';
 import { apiGate } from './gate.js';
+import { idParam } from '../id-param.js';
 import {
   BookingRequestBody, BookingResponseBody, DayParam, ErrorBody, FormFieldBody, IdParam, Reason, Schedule, Slot, SlotParam, Day,
   commonErrors, dataOf, notFound,
@@ -20,10 +21,6 @@ export interface ApiDeps {
   rateLimits: RateLimitStore;
   clock: () => number;
 }
-
-const MAX_ID = 2_147_483_647;
-/** A validated id parameter as a number; beyond the id column's range it cannot exist. */
-const idOf = (text: string): number | null => (Number(text) <= MAX_ID ? Number(text) : null);
 
 const security = [{ bearerAuth: [] }];
 
@@ -70,7 +67,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
       response: { 200: dataOf(Type.Array(Reason), 'Reasons by ascending id; empty when none is configured'), ...notFound('Schedule'), ...commonErrors },
     },
   }, async (request) => ({
-    data: listReasons(request.snapshot, idOf(request.query.schedule))
+    data: listReasons(request.snapshot, idParam(request.query.schedule))
       .map((r) => ({ id: r.id, name: r.name, description: r.description, duration: r.durationMinutes * 60 })),
   }));
 
@@ -80,7 +77,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
       querystring: Type.Object({ schedule: IdParam, reason: IdParam }),
       response: { 200: dataOf(Type.Array(Day), 'Days, ascending'), ...notFound('Schedule or reason'), ...commonErrors },
     },
-  }, async (request, reply) => sendData(reply, await listDays(db, request.snapshot, idOf(request.query.schedule), idOf(request.query.reason), clock(), request.versions)));
+  }, async (request, reply) => sendData(reply, await listDays(db, request.snapshot, idParam(request.query.schedule), idParam(request.query.reason), clock(), request.versions)));
 
   api.get<{ Querystring: { schedule: string; reason: string; day: string } }>('/slots', {
     schema: {
@@ -90,7 +87,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
     },
   }, async (request, reply) => {
     const { schedule, reason, day } = request.query;
-    return sendData(reply, await listSlots(db, request.snapshot, idOf(schedule), idOf(reason), day, clock(), request.versions));
+    return sendData(reply, await listSlots(db, request.snapshot, idParam(schedule), idParam(reason), day, clock(), request.versions));
   });
 
   api.get<{ Querystring: { schedule: string; reason: string; slot: string } }>('/forms', {
@@ -104,7 +101,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
     },
   }, async (request) => {
     const { schedule, reason, slot } = request.query;
-    const fields = await formFor(db, request.snapshot, idOf(schedule), idOf(reason), slot, clock(), request.versions);
+    const fields = await formFor(db, request.snapshot, idParam(schedule), idParam(reason), slot, clock(), request.versions);
     return { data: Object.fromEntries(fields.map((f) => [f.name, fieldBody(f)])) };
   });
 

@@ -1,13 +1,14 @@
 // One declaration per shape: Fastify validates requests and serialises responses with these, and
 // @fastify/swagger turns the same objects into /api/openapi.json.
 import Type, { type TSchema } from 'typebox';
+import { ID_PATTERN } from '../id-param.js';
 
 export const ErrorBody = Type.Object({
   error: Type.String({ description: 'What went wrong' }),
   field: Type.Optional(Type.String({ description: 'The offending field, on a booking validation error' })),
 }, { description: 'Error' });
 
-export const IdParam = Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'Decimal id >= 1' });
+export const IdParam = Type.String({ pattern: ID_PATTERN, description: 'Decimal id >= 1' });
 export const DayParam = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'YYYY-MM-DD' });
 export const SlotPattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$';
 export const SlotParam = Type.String({ pattern: SlotPattern, description: 'YYYY-MM-DD HH:MM:SS, local time of the installation (space encoded as %20)' });
