@@ -4,7 +4,7 @@
 // ends every other session.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/connect.js';
-import { findAdminByEmail } from '../db/repos/installation.repository.js';
+import { findAdminByEmail, findAdminById, findOrCreateSetting, setAdminPassword } from '../db/repos/installation.repository.js';
 import { clearSignInFailures, deleteSignInRows, expireSignInFailures, recentSignInFailures, recordSignInAttempt } from '../db/repos/sign-in-failure.repository.js';
 import { InvalidInput } from '../core/errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -16,11 +16,8 @@ const SESSION_MS = SESSION_DAYS * 86_400_000;
 
 /** The installation's session secret; the first caller anywhere creates it, every other one reads the same. */
 export async function sessionSecret(db: Db): Promise<Buffer> {
-  const candidate = JSON.stringify(randomBytes(32).toString('base64url'));
-  await db.kysely.insertInto('settings').values({ key: SECRET_KEY, value: candidate })
-    .onConflict((oc) => oc.column('key').doNothing()).execute();
-  const row = await db.kysely.selectFrom('settings').select('value').where('key', '=', SECRET_KEY).executeTakeFirstOrThrow();
-  return Buffer.from(JSON.parse(row.value) as string, 'base64url');
+  const stored = await findOrCreateSetting(db.kysely, SECRET_KEY, randomBytes(32).toString('base64url'));
+  return Buffer.from(stored as string, 'base64url');
 }
 
 export interface Session {
@@ -53,7 +50,7 @@ export async function readSession(db: Db, secret: Buffer, value: string | undefi
   const [id, expires, sessionId, print, signature] = parts as [string, string, string, string, string];
   if (!safeEqual(signature, sign(secret, `${id}.${expires}.${sessionId}.${print}`))) return null;
   if (!(Number(expires) > now)) return null;
-  const admin = await db.kysely.selectFrom('admins').selectAll().where('id', '=', Number(id)).executeTakeFirst();
+  const admin = await findAdminById(db.kysely, Number(id));
   if (!admin || !safeEqual(print, fingerprint(secret, admin.password_hash))) return null;
   return { adminId: admin.id, email: admin.email, sessionId, expiresAt: Number(expires) };
 }
@@ -143,11 +140,13 @@ const DUMMY_HASH = await hashPassword(randomBytes(12).toString('hex'));
 
 /** Changes the password; every other session ends (their fingerprint no longer matches). Returns the new cookie. */
 export async function changePassword(db: Db, session: Session, current: string, next: string, repeat: string, now: number): Promise<string> {
-  const admin = await db.kysely.selectFrom('admins').selectAll().where('id', '=', session.adminId).executeTakeFirstOrThrow();
+  const admin = await findAdminById(db.kysely, session.adminId);
+  // the session was checked a moment ago; only a deletion in between gets here
+  if (!admin) throw new Error(`admin ${session.adminId} no longer exists`);
   if (!(await verifyPassword(current, admin.password_hash))) throw new InvalidInput('The current password is wrong.', 'current_password');
   if (next.length < MIN_PASSWORD_LENGTH) throw new InvalidInput(`The new password must have at least ${MIN_PASSWORD_LENGTH} characters.`, 'new_password');
   if (next !== repeat) throw new InvalidInput('The two new passwords differ.', 'repeat_password');
   const passwordHash = await hashPassword(next);
-  await db.write((trx) => trx.updateTable('admins').set({ password_hash: passwordHash }).where('id', '=', admin.id).execute());
+  await db.write((trx) => setAdminPassword(trx, admin.id, passwordHash));
   return sessionCookieValue(await sessionSecret(db), { id: admin.id, password_hash: passwordHash }, now);
 }

@@ -26,12 +26,28 @@ export async function saveSetting(trx: Q, key: SettingKey, value: unknown): Prom
     .execute();
 }
 
+/** The stored value of `key`; when there is none, `value` is stored first (the first writer of all instances wins). */
+export async function findOrCreateSetting(db: Q, key: string, value: unknown): Promise<unknown> {
+  await db.insertInto('settings').values({ key, value: JSON.stringify(value) })
+    .onConflict((oc) => oc.column('key').doNothing()).execute();
+  const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
+  return JSON.parse(row.value);
+}
+
 export async function upsertAdmin(trx: Q, email: string, passwordHash: string, now: number): Promise<number> {
   const row = await trx.insertInto('admins').values({ email, password_hash: passwordHash, created_at: now })
     .onConflict((oc) => oc.column('email').doUpdateSet({ password_hash: passwordHash }))
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
+}
+
+export async function findAdminById(db: Q, id: number) {
+  return db.selectFrom('admins').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function setAdminPassword(trx: Q, id: number, passwordHash: string): Promise<void> {
+  await trx.updateTable('admins').set({ password_hash: passwordHash }).where('id', '=', id).execute();
 }
 
 export async function findAdminByEmail(db: Q, email: string) {

@@ -1,0 +1,42 @@
+// Before every admin handler: send an unconfigured installation to setup and a visitor without a
+// session to sign-in, give the handler its request state (session, page context, settings), and
+// refuse every POST whose CSRF token does not match the session (or, before one, the pre-session cookie).
+import type { FastifyInstance } from 'fastify';
+import { checkCsrf, csrfToken, readSession, sessionSecret } from '../../app/admin-auth.js';
+import { text } from '../../app/admin-schedules.js';
+import { html } from './html.js';
+import { page, type PageContext } from './layout.js';
+import { body, sendPage, setState, state, type AdminDeps } from './context.js';
+import { PRE_COOKIE, SESSION_COOKIE, preToken } from './cookies.js';
+
+const PUBLIC_PATHS = new Set(['/admin/setup', '/admin/signin', '/admin/assets/admin.css', '/admin/assets/admin.js']);
+
+export function guardSessions(app: FastifyInstance, { db, clock, snapshots }: AdminDeps): void {
+  let secret: Buffer | null = null;
+  const getSecret = async () => (secret ??= await sessionSecret(db));
+
+  app.addHook('preHandler', async (request, reply) => {
+    const path = request.url.split('?')[0]!;
+    if (path.startsWith('/admin/assets/')) return;
+    const snapshot = await snapshots.current();
+    const configured = snapshot.settings.configured;
+    const pageCtx: PageContext = { email: null, csrf: '', installationName: snapshot.settings.name };
+    if (!configured && path !== '/admin/setup') return reply.redirect('/admin/setup', 303);
+    const session = configured ? await readSession(db, await getSecret(), request.cookies[SESSION_COOKIE], clock()) : null;
+    if (!configured) {
+      setState(request, { session: null, page: { ...pageCtx, csrf: preToken(request, reply) }, snapshot });
+    } else if (!session) {
+      if (!PUBLIC_PATHS.has(path) || path === '/admin/setup') return reply.redirect('/admin/signin', 303);
+      setState(request, { session: null, page: { ...pageCtx, csrf: preToken(request, reply) }, snapshot });
+    } else {
+      setState(request, { session, page: { ...pageCtx, email: session.email, csrf: csrfToken(await getSecret(), session) }, snapshot });
+    }
+    if (request.method === 'POST') {
+      const sent = text(body(request), '_csrf');
+      const valid = session ? checkCsrf(await getSecret(), session, sent) : sent !== '' && sent === request.cookies[PRE_COOKIE];
+      if (!valid) {
+        return sendPage(reply, page(state(request).page, 'Form expired', html`<p class="danger">This form was not accepted: it is too old or did not come from this site. Go back, reload the page and send it again.</p>`), 403);
+      }
+    }
+  });
+}
