@@ -11,7 +11,7 @@ import { publicFields, type FormField } from '../../core/forms/form-fields.js';
 import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
 import type { Snapshot } from '../../app/snapshot.js';
 import { html, type Markup } from './html.js';
-import { checkbox, csrfField, fieldError, input, page, select, textarea, type Errors, type PageContext } from './layout.js';
+import { checkbox, csrfField, fieldError, input, page, select, textarea, type Errors } from './layout.js';
 import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 
 const SOURCE_LABEL: Record<string, string> = { api: 'API', admin: 'admin area (by hand)' };
