@@ -19,7 +19,7 @@
 // up on every poll through the snapshot cache (one primary-key read unless the configuration changed).
 // Without either nothing is claimed, so messages stay queued until a server is configured.
 import type { Db } from '../db/connect.js';
-import { claimDueMessages, markAttemptFailed, markSent, releaseClaim, type OutboxRow } from '../db/repos/outbox.repository.js';
+import { claimDueMessages, markAttemptFailed, markSent, releaseClaim, type ClaimedMessage, type OutboxRow } from '../db/repos/outbox.repository.js';
 import { renderMessage } from '../mail/templates.js';
 import { describeSendError, smtpTransport, type SmtpTransport } from '../mail/smtp-transport.js';
 import { SnapshotCache } from './snapshot.js';
@@ -149,20 +149,20 @@ class OutboxDelivery {
   /** a send must end (or be abandoned) this long before its claim does */
   private readonly sendDeadlineMs: number;
 
-  constructor(private readonly o: Settings) {
-    this.sendDeadlineMs = Math.floor(o.claimMs / 2);
-    this.snapshots = new SnapshotCache(o.db);
-    this.transports = new TransportSlot(this.sendDeadlineMs, o.log);
+  constructor(private readonly options: Settings) {
+    this.sendDeadlineMs = Math.floor(options.claimMs / 2);
+    this.snapshots = new SnapshotCache(options.db);
+    this.transports = new TransportSlot(this.sendDeadlineMs, options.log);
   }
 
   async runOnce(): Promise<number> {
     if (this.stopped) return 0;
     const sender = await this.currentSender();
     if (!sender) return 0;
-    const now = this.o.clock();
-    const rows = await claimDueMessages(this.o.db, now, now + this.o.claimMs, this.o.batchSize);
+    const now = this.options.clock();
+    const rows = await claimDueMessages(this.options.db, now, now + this.options.claimMs, this.options.batchSize);
     if (rows.length === 0) return 0;
-    if (this.o.afterClaim) await this.o.afterClaim(rows);
+    if (this.options.afterClaim) await this.options.afterClaim(rows);
     for (const row of rows) await this.handle(row, sender);
     return rows.length;
   }
@@ -170,14 +170,14 @@ class OutboxDelivery {
   /** The SMTP server and sender configured now (SMTP_URL wins over the saved one), or null when there is none. */
   private async currentSender(): Promise<Sender | null> {
     const { settings } = await this.snapshots.current();
-    const transport = this.transports.for(this.o.smtpUrl ?? settings.smtpUrl);
+    const transport = this.transports.for(this.options.smtpUrl ?? settings.smtpUrl);
     return transport && { transport, savedFrom: settings.mailFrom };
   }
 
   /** Sends one claimed message, or releases it once stopping: no new send starts then. */
-  private async handle(row: OutboxRow, sender: Sender): Promise<void> {
+  private async handle(row: ClaimedMessage, sender: Sender): Promise<void> {
     // each send must end (or be abandoned) while its claim still holds, or when the worker stops
-    const deadlineMs = Math.max(1, row.claimed_until! - this.sendDeadlineMs - this.o.clock());
+    const deadlineMs = Math.max(1, row.claimed_until - this.sendDeadlineMs - this.options.clock());
     try {
       await this.sends.run(deadlineMs, async (signal) => {
         if (this.stopped) await this.release(row);
@@ -185,11 +185,11 @@ class OutboxDelivery {
       });
     } catch (error) {
       // the database refused the outcome; the claim expires and the row is tried again
-      this.o.log.error({ outboxId: row.id, err: error }, 'could not record mail outcome');
+      this.options.log.error({ outboxId: row.id, err: error }, 'could not record mail outcome');
     }
   }
 
-  private async deliver(row: OutboxRow, sender: Sender, signal: AbortSignal): Promise<void> {
+  private async deliver(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<void> {
     try {
       await this.send(row, sender, signal);
     } catch (error) {
@@ -197,32 +197,32 @@ class OutboxDelivery {
       if (this.sends.aborting) return this.release(row);
       return this.recordFailure(row, error);
     }
-    const recorded = await markSent(this.o.db.kysely, row.id, row.claimed_until!, this.o.clock());
-    if (!recorded) this.o.log.error({ outboxId: row.id }, 'mail sent after its claim had expired');
+    const recorded = await markSent(this.options.db.kysely, row.id, row.claimed_until, this.options.clock());
+    if (!recorded) this.options.log.error({ outboxId: row.id }, 'mail sent after its claim had expired');
   }
 
   /** Renders the message from its booking as it is now and hands it to the SMTP server. */
-  private async send(row: OutboxRow, sender: Sender, signal: AbortSignal): Promise<void> {
-    const source = await loadMessageSource(this.o.db, row);
+  private async send(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<void> {
+    const source = await loadMessageSource(this.options.db, row);
     if (!source) throw new Error('the booking of this message no longer exists');
-    const from = this.o.from || sender.savedFrom || source.installation.notifyEmail;
+    const from = this.options.from || sender.savedFrom || source.installation.notifyEmail;
     if (!from) throw new Error('no sender address: set MAIL_FROM, the sender address on the E-mail page, or the installation\'s notification address');
     await sender.transport.send({ from, to: row.recipient, message: renderMessage(source) }, signal);
   }
 
   /** A failed attempt: retried after a backoff, or given up once giveUpAfterMs has passed since queueing. */
-  private async recordFailure(row: OutboxRow, error: unknown): Promise<void> {
-    const { retryBaseMs, retryCapMs, giveUpAfterMs, log } = this.o;
-    const now = this.o.clock();
+  private async recordFailure(row: ClaimedMessage, error: unknown): Promise<void> {
+    const { retryBaseMs, retryCapMs, giveUpAfterMs, log } = this.options;
+    const now = this.options.clock();
     const attempt = row.attempts + 1;
     const retryAt = now - row.created_at >= giveUpAfterMs ? null : now + retryDelay(attempt, retryBaseMs, retryCapMs);
-    const recorded = await markAttemptFailed(this.o.db.kysely, row.id, row.claimed_until!, { error: describeSendError(error), retryAt });
+    const recorded = await markAttemptFailed(this.options.db.kysely, row.id, row.claimed_until, { error: describeSendError(error), retryAt });
     log[retryAt === null ? 'error' : 'warn']({ outboxId: row.id, attempt, recorded, error: describeSendError(error) }, retryAt === null ? 'mail given up' : 'mail failed, will retry');
   }
 
-  private async release(row: OutboxRow): Promise<void> {
-    const released = await releaseClaim(this.o.db.kysely, row.id, row.claimed_until!, this.o.clock());
-    this.o.log.info({ outboxId: row.id, released }, 'mail not sent: the worker stopped; released for the next worker');
+  private async release(row: ClaimedMessage): Promise<void> {
+    const released = await releaseClaim(this.options.db.kysely, row.id, row.claimed_until, this.options.clock());
+    this.options.log.info({ outboxId: row.id, released }, 'mail not sent: the worker stopped; released for the next worker');
   }
 
   /** Polls after `delay`, then again: at once after a full batch (more may be waiting), else after the poll interval. */
@@ -231,12 +231,12 @@ class OutboxDelivery {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.running = this.runOnce().catch((error) => {
-        this.o.log.error({ err: error }, 'outbox poll failed');
+        this.options.log.error({ err: error }, 'outbox poll failed');
         return 0;
       });
       void this.running.then((claimed) => {
         this.running = null;
-        this.schedule(claimed >= this.o.batchSize ? 0 : this.o.pollIntervalMs);
+        this.schedule(claimed >= this.options.batchSize ? 0 : this.options.pollIntervalMs);
       });
     }, delay);
   }

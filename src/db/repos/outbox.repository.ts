@@ -40,12 +40,15 @@ const numeric = (row: OutboxRow): OutboxRow => ({
   sent_at: row.sent_at === null ? null : Number(row.sent_at),
 });
 
+/** A message this worker holds until `claimed_until`. */
+export type ClaimedMessage = OutboxRow & { claimed_until: number };
+
 /**
  * Claims up to `limit` due messages until `claimedUntil`. PostgreSQL: the due rows are locked with
  * FOR UPDATE SKIP LOCKED, so concurrent workers each take different rows without waiting; SQLite: the
  * write transaction (BEGIN IMMEDIATE) already admits one claimer at a time.
  */
-export async function claimDueMessages(db: Db, now: number, claimedUntil: number, limit: number): Promise<OutboxRow[]> {
+export async function claimDueMessages(db: Db, now: number, claimedUntil: number, limit: number): Promise<ClaimedMessage[]> {
   return db.write(async (trx) => {
     let due = trx.selectFrom('outbox').select('id')
       .where('state', 'in', DUE_STATES).where('next_attempt_at', '<=', now)
@@ -56,7 +59,7 @@ export async function claimDueMessages(db: Db, now: number, claimedUntil: number
       .where('id', 'in', due)
       .returningAll()
       .execute();
-    return rows.map(numeric).sort((a, b) => a.id - b.id);
+    return rows.map((row) => ({ ...numeric(row), claimed_until: claimedUntil })).sort((a, b) => a.id - b.id);
   });
 }
 
