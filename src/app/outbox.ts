@@ -2,7 +2,6 @@
 // message as it would be sent, and make a waiting or given-up message due at once ("retry now").
 import type { Db } from '../db/connect.js';
 import { NotFound } from '../core/errors.js';
-import type { Answer } from '../core/forms/form-fields.js';
 import { mailRecipient } from '../core/messages.js';
 import { findBookingId } from '../db/repos/booking.repository.js';
 import {
@@ -66,7 +65,7 @@ function messageSource({ kind, settings, booking, form }: MessageRecord): Messag
   const { answers } = booking;
   // the names this booking was made with; the customer record may have changed since
   const answered = (name: string, fallback: string) => {
-    const answer: Answer | undefined = answers[name];
+    const answer = answers[name];
     return typeof answer === 'string' && answer !== '' ? answer : fallback;
   };
   return {
