@@ -6,7 +6,7 @@ import { connect, type Db } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { buildApp, REDACTED_PATHS } from './http/build-app.js';
 import { RedisRateLimitStore } from './rate-limit/redis-store.js';
-import { startOutboxWorker } from './mail/outbox-worker.js';
+import { startOutboxWorker } from './app/outbox-delivery.js';
 
 export interface RunningServer {
   app: FastifyInstance;

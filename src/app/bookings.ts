@@ -3,10 +3,10 @@
 // The customer record and the notification e-mails (outbox rows) are written in the same transaction.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/connect.js';
-import { bumpBookingsVersion, insertBooking } from '../db/repos/booking.repository.js';
+import { bumpBookingsVersion, findBookedForCancel, insertBooking, markBookingCancelled } from '../db/repos/booking.repository.js';
 import { saveCustomer } from '../db/repos/customer.repository.js';
-import { enqueueMessages, type MessageKind } from '../db/repos/outbox.repository.js';
-import { mailRecipient } from '../mail/headers.js';
+import { enqueueMessages } from '../db/repos/outbox.repository.js';
+import { mailRecipient, type MessageKind } from '../core/messages.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
 import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
 import { MINUTE_MS } from '../core/time/calendar.js';
@@ -84,16 +84,12 @@ export async function createBooking(db: Db, snapshot: Snapshot, request: Booking
  */
 export async function cancelBooking(db: Db, detailsId: string, now: number): Promise<boolean> {
   return db.write(async (trx) => {
-    const booking = await trx.selectFrom('bookings')
-      .innerJoin('customers', 'customers.id', 'bookings.customer_id')
-      .select(['bookings.id', 'bookings.schedule_id', 'customers.email'])
-      .where('bookings.details_id', '=', detailsId).where('bookings.status', '=', 'booked')
-      .executeTakeFirst();
+    const booking = await findBookedForCancel(trx, detailsId);
     if (!booking) return false;
-    await db.lockSchedule(trx, booking.schedule_id);
-    await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now }).where('id', '=', booking.id).execute();
-    await bumpBookingsVersion(trx, booking.schedule_id);
-    const recipient = mailRecipient(booking.email);
+    await db.lockSchedule(trx, booking.scheduleId);
+    await markBookingCancelled(trx, booking.id, now);
+    await bumpBookingsVersion(trx, booking.scheduleId);
+    const recipient = mailRecipient(booking.customerEmail);
     if (recipient) await enqueueMessages(trx, booking.id, [{ kind: 'booking_cancellation', recipient }], now);
     return true;
   });

@@ -2,11 +2,13 @@
 // message as it would be sent, and make a waiting or given-up message due at once ("retry now").
 import type { Db } from '../db/connect.js';
 import { NotFound } from '../core/errors.js';
+import { mailRecipient } from '../core/messages.js';
+import { findBookingId } from '../db/repos/booking.repository.js';
 import {
-  countMessagesByState, findMessage, listMessages as listRows, loadMessageSource, retryMessageNow,
-  MESSAGE_STATES, type MessageFilter, type MessageListItem, type MessageState,
+  countMessagesByState, findMessage, listMessages as listRows, loadMessageRecord, retryMessageNow,
+  MESSAGE_STATES, type MessageFilter, type MessageListItem, type MessageRecord, type MessageState, type OutboxRow,
 } from '../db/repos/outbox.repository.js';
-import { renderMessage, type RenderedMessage } from '../mail/templates.js';
+import { renderMessage, type MessageSource, type RenderedMessage } from '../mail/templates.js';
 
 export { MESSAGE_STATES, type MessageState };
 
@@ -48,15 +50,50 @@ export interface MessageQuery {
 export async function listMessages(db: Db, query: MessageQuery = {}): Promise<OutboxMessage[]> {
   const filter: MessageFilter = { state: query.state, beforeId: query.beforeId, limit: query.limit };
   if (query.detailsId !== undefined) {
-    const booking = await db.kysely.selectFrom('bookings').select('id').where('details_id', '=', query.detailsId).executeTakeFirst();
-    if (!booking) return [];
-    filter.bookingId = booking.id;
+    const bookingId = await findBookingId(db.kysely, query.detailsId);
+    if (bookingId === null) return [];
+    filter.bookingId = bookingId;
   }
   return (await listRows(db.kysely, filter)).map(view);
 }
 
 export function countMessages(db: Db): Promise<Record<MessageState, number>> {
   return countMessagesByState(db.kysely);
+}
+
+function messageSource({ kind, settings, booking, form }: MessageRecord): MessageSource {
+  const { answers } = booking;
+  // the names this booking was made with; the customer record may have changed since
+  const answered = (name: string, fallback: string) => {
+    const answer = answers[name];
+    return typeof answer === 'string' && answer !== '' ? answer : fallback;
+  };
+  return {
+    kind,
+    installation: { name: settings.name, timezone: settings.timezone, notifyEmail: mailRecipient(settings.notifyEmail) ?? '' },
+    booking: {
+      detailsId: booking.detailsId,
+      start: booking.start,
+      end: booking.end,
+      createdAt: booking.createdAt,
+      cancelledAt: booking.cancelledAt,
+      answers,
+    },
+    scheduleName: booking.scheduleName,
+    reason: { name: booking.reasonName, durationMinutes: booking.reasonDurationMinutes },
+    form,
+    customer: {
+      firstName: answered('first_name', booking.customerFirstName),
+      lastName: answered('last_name', booking.customerLastName),
+      email: mailRecipient(booking.customerEmail),
+    },
+  };
+}
+
+/** Everything the message is rendered from, read as it is now; null when its booking is gone. */
+export async function loadMessageSource(db: Db, row: Pick<OutboxRow, 'booking_id' | 'kind'>): Promise<MessageSource | null> {
+  const record = await loadMessageRecord(db.kysely, row);
+  return record ? messageSource(record) : null;
 }
 
 /** A stored message as it would be sent; its `html` is a whole escaped document: show it in a sandboxed iframe (srcdoc). */
@@ -71,7 +108,7 @@ export interface MessagePreview extends RenderedMessage {
 export async function previewMessage(db: Db, id: number): Promise<MessagePreview> {
   const row = await findMessage(db.kysely, id);
   if (!row) throw new NotFound('Message not found');
-  const source = await loadMessageSource(db.kysely, row);
+  const source = await loadMessageSource(db, row);
   if (!source) throw new NotFound('The booking of this message no longer exists');
   const rendered = renderMessage(source);
   return { message: view({ ...row, details_id: source.booking.detailsId }), ...rendered };

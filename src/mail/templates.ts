@@ -1,12 +1,11 @@
 // The three messages, rendered from the booking as it is when the message is sent (pure: no I/O, no
 // clock). Plain text and HTML carry the same facts; every customer or operator value is escaped in
-// HTML and flattened in headers (headers.ts). The .ics lets the recipient's calendar add or remove it.
+// HTML and flattened in headers (core/text.ts). The .ics lets the recipient's calendar add or remove it.
 import type { Answer } from '../core/forms/form-fields.js';
 import { TimeZone } from '../core/time/zone.js';
-import { headerText } from './headers.js';
+import type { MessageKind } from '../core/messages.js';
+import { escapeHtml, headerText, personName } from '../core/text.js';
 import { calendarFile } from './ics.js';
-
-export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation';
 
 export interface MessageSource {
   kind: MessageKind;
@@ -35,10 +34,6 @@ export interface RenderedMessage {
   text: string;
   html: string;
   calendar: { method: 'REQUEST' | 'CANCEL'; filename: string; content: string };
-}
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 function offsetText(offsetMs: number): string {
@@ -78,7 +73,7 @@ export function labelledAnswers(source: MessageSource): { label: string; value: 
 }
 
 function customerName(source: MessageSource): string {
-  return `${source.customer.firstName} ${source.customer.lastName}`.trim();
+  return personName(source.customer.firstName, source.customer.lastName);
 }
 
 export function renderMessage(source: MessageSource): RenderedMessage {

@@ -7,7 +7,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
 import { configVersion, loadSettings } from '../../src/db/repos/installation.repository.js';
-import { startOutboxWorker, type OutboxWorker } from '../../src/mail/outbox-worker.js';
+import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages } from '../../src/app/outbox.js';
 import { buildApp } from '../../src/http/build-app.js';
 import { loadConfig } from '../../src/config.js';

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
-import { startOutboxWorker, type OutboxWorker } from '../../src/mail/outbox-worker.js';
+import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { cancelBooking } from '../../src/app/bookings.js';
 import { listMessages, previewMessage, retryMessage } from '../../src/app/outbox.js';
 import { TestSmtpServer, parseIcs, parseMime, partOf, type ReceivedMail } from './mail-support.js';

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
-import { startOutboxWorker, type OutboxWorker } from '../../src/mail/outbox-worker.js';
+import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages, retryMessage } from '../../src/app/outbox.js';
 import { TestSmtpServer, messageKey, until } from './mail-support.js';
 

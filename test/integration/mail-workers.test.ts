@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describeEachDatabase } from '../support/databases.js';
 import { serve } from '../support/processes.js';
 import { connect } from '../../src/db/connect.js';
-import { startOutboxWorker } from '../../src/mail/outbox-worker.js';
+import { startOutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages } from '../../src/app/outbox.js';
 import { TestSmtpServer, localDate, mailInstallation, messageKey, pastMonday, until } from './mail-support.js';
 
@@ -23,7 +23,7 @@ const DAY = 86_400_000;
 // says which rows it holds; its claim is short so that it expires soon after the process is killed.
 const CLAIM_AND_HANG = `
 import { connect } from ${JSON.stringify(pathToFileURL(join(ROOT, 'src/db/connect.ts')).href)};
-import { startOutboxWorker } from ${JSON.stringify(pathToFileURL(join(ROOT, 'src/mail/outbox-worker.ts')).href)};
+import { startOutboxWorker } from ${JSON.stringify(pathToFileURL(join(ROOT, 'src/app/outbox-delivery.ts')).href)};
 const db = connect(process.env.DATABASE_URL);
 startOutboxWorker({
   db, smtpUrl: process.env.SMTP_URL, giveUpAfterMs: 3600000, claimMs: 1500, pollIntervalMs: 50,

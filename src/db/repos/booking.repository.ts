@@ -59,3 +59,100 @@ export async function countFutureBookings(db: Q, scheduleId: number, now: number
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** A booking with the names of its schedule, reason and customer: what the admin area and the e-mails show. */
+export interface BookingDetails {
+  id: number;
+  detailsId: string;
+  scheduleId: number;
+  scheduleName: string;
+  reasonName: string;
+  reasonDurationMinutes: number;
+  customerId: number;
+  customerFirstName: string;
+  customerLastName: string;
+  customerEmail: string | null;
+  customerPhone: string;
+  start: number;
+  end: number;
+  status: string;
+  source: string;
+  createdAt: number;
+  cancelledAt: number | null;
+  answers: Record<string, Answer>;
+}
+
+function bookingDetailsQuery(db: Q) {
+  return db.selectFrom('bookings')
+    .innerJoin('schedules', 'schedules.id', 'bookings.schedule_id')
+    .innerJoin('reasons', 'reasons.id', 'bookings.reason_id')
+    .innerJoin('customers', 'customers.id', 'bookings.customer_id')
+    .select([
+      'bookings.id', 'bookings.details_id', 'bookings.schedule_id', 'schedules.name as schedule_name', 'reasons.name as reason_name',
+      'reasons.duration_minutes', 'bookings.customer_id', 'customers.first_name', 'customers.last_name', 'customers.email', 'customers.phone',
+      'bookings.start_at', 'bookings.end_at', 'bookings.status', 'bookings.source', 'bookings.created_at', 'bookings.cancelled_at', 'bookings.answers',
+    ]);
+}
+
+type BookingDetailsRow = Awaited<ReturnType<ReturnType<typeof bookingDetailsQuery>['execute']>>[number];
+
+function bookingDetailsOf(r: BookingDetailsRow): BookingDetails {
+  return {
+    id: r.id, detailsId: r.details_id, scheduleId: r.schedule_id, scheduleName: r.schedule_name, reasonName: r.reason_name,
+    reasonDurationMinutes: r.duration_minutes, customerId: r.customer_id, customerFirstName: r.first_name, customerLastName: r.last_name,
+    customerEmail: r.email, customerPhone: r.phone, start: Number(r.start_at), end: Number(r.end_at), status: r.status, source: r.source,
+    createdAt: Number(r.created_at), cancelledAt: r.cancelled_at === null ? null : Number(r.cancelled_at),
+    answers: JSON.parse(r.answers) as Record<string, Answer>,
+  };
+}
+
+export interface BookingFilter {
+  /** upcoming: ends after now, ascending; past: ended, descending */
+  when?: 'upcoming' | 'past' | 'all';
+  scheduleId?: number | null;
+  customerId?: number | null;
+  /** instants: start in [from, to) */
+  from?: number | null;
+  to?: number | null;
+  includeCancelled?: boolean;
+  limit?: number;
+}
+
+export async function listBookingDetails(db: Q, filter: BookingFilter, now: number): Promise<BookingDetails[]> {
+  let q = bookingDetailsQuery(db);
+  const when = filter.when ?? 'all';
+  if (when === 'upcoming') q = q.where('bookings.end_at', '>', now);
+  if (when === 'past') q = q.where('bookings.end_at', '<=', now);
+  if (filter.scheduleId) q = q.where('bookings.schedule_id', '=', filter.scheduleId);
+  if (filter.customerId) q = q.where('bookings.customer_id', '=', filter.customerId);
+  if (filter.from != null) q = q.where('bookings.start_at', '>=', filter.from);
+  if (filter.to != null) q = q.where('bookings.start_at', '<', filter.to);
+  if (!filter.includeCancelled) q = q.where('bookings.status', '=', 'booked');
+  q = q.orderBy('bookings.start_at', when === 'past' ? 'desc' : 'asc').orderBy('bookings.id').limit(filter.limit ?? 500);
+  return (await q.execute()).map(bookingDetailsOf);
+}
+
+export async function findBookingDetails(db: Q, key: { id: number } | { detailsId: string }): Promise<BookingDetails | null> {
+  const q = bookingDetailsQuery(db);
+  const row = await ('id' in key ? q.where('bookings.id', '=', key.id) : q.where('bookings.details_id', '=', key.detailsId)).executeTakeFirst();
+  return row ? bookingDetailsOf(row) : null;
+}
+
+export async function findBookingId(db: Q, detailsId: string): Promise<number | null> {
+  const row = await db.selectFrom('bookings').select('id').where('details_id', '=', detailsId).executeTakeFirst();
+  return row ? row.id : null;
+}
+
+/** A booked (not cancelled) appointment with its customer's address, for cancelling it. */
+export async function findBookedForCancel(trx: Q, detailsId: string): Promise<{ id: number; scheduleId: number; customerEmail: string | null } | null> {
+  const row = await trx.selectFrom('bookings')
+    .innerJoin('customers', 'customers.id', 'bookings.customer_id')
+    .select(['bookings.id', 'bookings.schedule_id', 'customers.email'])
+    .where('bookings.details_id', '=', detailsId).where('bookings.status', '=', 'booked')
+    .executeTakeFirst();
+  return row ? { id: row.id, scheduleId: row.schedule_id, customerEmail: row.email } : null;
+}
+
+export async function markBookingCancelled(trx: Q, id: number, now: number): Promise<void> {
+  await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now }).where('id', '=', id).execute();
+}

@@ -32,3 +32,44 @@ export async function saveCustomer(trx: Q, details: CustomerDetails, now: number
     .returning('id').executeTakeFirstOrThrow();
   return row.id;
 }
+
+export interface CustomerRecord {
+  id: number;
+  firstName: string;
+  lastName: string;
+  email: string | null;
+  phone: string;
+  createdAt: number;
+  /** how many bookings (any status) the customer has made */
+  bookings: number;
+}
+
+/** Customers whose name, e-mail or phone contains `search` (any case), by last then first name. */
+export async function listCustomers(db: Q, search: string, limit: number): Promise<CustomerRecord[]> {
+  let q = db.selectFrom('customers')
+    .leftJoin('bookings', 'bookings.customer_id', 'customers.id')
+    .select(['customers.id', 'customers.first_name', 'customers.last_name', 'customers.email', 'customers.phone', 'customers.created_at'])
+    .select(sql<number>`count(bookings.id)`.as('bookings'))
+    .groupBy(['customers.id', 'customers.first_name', 'customers.last_name', 'customers.email', 'customers.phone', 'customers.created_at']);
+  const term = search.trim().toLowerCase();
+  if (term) {
+    // lower() on both sides: PostgreSQL's LIKE is case-sensitive, SQLite's is not for ASCII only
+    const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const like = (column: string) => sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+    q = q.where((eb) => eb.or([
+      like('customers.first_name'), like('customers.last_name'), like('customers.email'), like('customers.phone'),
+      eb(sql`lower(customers.first_name || ' ' || customers.last_name)`, 'like', pattern),
+    ]));
+  }
+  const rows = await q.orderBy('customers.last_name').orderBy('customers.first_name').orderBy('customers.id').limit(limit).execute();
+  return rows.map((r) => ({
+    id: r.id, firstName: r.first_name, lastName: r.last_name, email: r.email, phone: r.phone, createdAt: Number(r.created_at), bookings: Number(r.bookings),
+  }));
+}
+
+/** The customer; `bookings` is not counted (0). */
+export async function findCustomer(db: Q, id: number): Promise<CustomerRecord | null> {
+  const row = await db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) return null;
+  return { id: row.id, firstName: row.first_name, lastName: row.last_name, email: row.email, phone: row.phone, createdAt: Number(row.created_at), bookings: 0 };
+}

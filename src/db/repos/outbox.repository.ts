@@ -1,5 +1,5 @@
 // The outbox: notification e-mails as rows, written in the booking's own transaction (so a message exists
-// exactly when its booking does) and delivered later by the outbox worker (src/mail/outbox-worker.ts).
+// exactly when its booking does) and delivered later by the outbox worker (src/app/outbox-delivery.ts).
 //
 // A row is due when its state is queued, retrying or sending and next_attempt_at has passed. Claiming a
 // row sets state 'sending' and moves next_attempt_at (and claimed_until) to the end of the claim, so a
@@ -8,12 +8,10 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Db } from '../connect.js';
 import type { Database, OutboxTable } from '../schema.js';
-import type { Answer } from '../../core/forms/form-fields.js';
-import { mailRecipient } from '../../mail/headers.js';
-import type { MessageKind, MessageSource } from '../../mail/templates.js';
+import { mailRecipient, type MessageKind } from '../../core/messages.js';
+import type { InstallationSettings } from '../../core/settings.js';
+import { findBookingDetails, type BookingDetails } from './booking.repository.js';
 import { loadSettings } from './installation.repository.js';
-
-export type { MessageKind } from '../../mail/templates.js';
 
 type Q = Kysely<Database>;
 
@@ -42,12 +40,15 @@ const numeric = (row: OutboxRow): OutboxRow => ({
   sent_at: row.sent_at === null ? null : Number(row.sent_at),
 });
 
+/** A message this worker holds until `claimed_until`. */
+export type ClaimedMessage = OutboxRow & { claimed_until: number };
+
 /**
  * Claims up to `limit` due messages until `claimedUntil`. PostgreSQL: the due rows are locked with
  * FOR UPDATE SKIP LOCKED, so concurrent workers each take different rows without waiting; SQLite: the
  * write transaction (BEGIN IMMEDIATE) already admits one claimer at a time.
  */
-export async function claimDueMessages(db: Db, now: number, claimedUntil: number, limit: number): Promise<OutboxRow[]> {
+export async function claimDueMessages(db: Db, now: number, claimedUntil: number, limit: number): Promise<ClaimedMessage[]> {
   return db.write(async (trx) => {
     let due = trx.selectFrom('outbox').select('id')
       .where('state', 'in', DUE_STATES).where('next_attempt_at', '<=', now)
@@ -58,7 +59,7 @@ export async function claimDueMessages(db: Db, now: number, claimedUntil: number
       .where('id', 'in', due)
       .returningAll()
       .execute();
-    return rows.map(numeric).sort((a, b) => a.id - b.id);
+    return rows.map((row) => ({ ...numeric(row), claimed_until: claimedUntil })).sort((a, b) => a.id - b.id);
   });
 }
 
@@ -101,44 +102,25 @@ export async function markAttemptFailed(db: Q, id: number, claimedUntil: number,
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** What a message is rendered from, as stored now. */
+export interface MessageRecord {
+  kind: MessageKind;
+  settings: InstallationSettings;
+  booking: BookingDetails;
+  /** the booking's schedule's form, in the operator's order */
+  form: { name: string; label: string }[];
+}
+
 /** Everything a message is rendered from, read as it is now; null when the booking is gone. */
-export async function loadMessageSource(db: Q, row: Pick<OutboxRow, 'booking_id' | 'kind'>): Promise<MessageSource | null> {
+export async function loadMessageRecord(db: Q, row: Pick<OutboxRow, 'booking_id' | 'kind'>): Promise<MessageRecord | null> {
   if (row.booking_id === null) return null;
-  const booking = await db.selectFrom('bookings')
-    .innerJoin('schedules', 'schedules.id', 'bookings.schedule_id')
-    .innerJoin('reasons', 'reasons.id', 'bookings.reason_id')
-    .innerJoin('customers', 'customers.id', 'bookings.customer_id')
-    .select([
-      'bookings.details_id', 'bookings.schedule_id', 'bookings.start_at', 'bookings.end_at', 'bookings.created_at', 'bookings.cancelled_at',
-      'bookings.answers', 'schedules.name as schedule_name', 'reasons.name as reason_name', 'reasons.duration_minutes',
-      'customers.first_name', 'customers.last_name', 'customers.email',
-    ])
-    .where('bookings.id', '=', row.booking_id)
-    .executeTakeFirst();
+  const booking = await findBookingDetails(db, { id: row.booking_id });
   if (!booking) return null;
   const [settings, form] = await Promise.all([
     loadSettings(db),
-    db.selectFrom('form_fields').select(['name', 'label']).where('schedule_id', '=', booking.schedule_id).orderBy('position').execute(),
+    db.selectFrom('form_fields').select(['name', 'label']).where('schedule_id', '=', booking.scheduleId).orderBy('position').execute(),
   ]);
-  const answers = JSON.parse(booking.answers) as Record<string, Answer>;
-  // the names this booking was made with; the customer record may have changed since
-  const answered = (name: string, fallback: string) => (typeof answers[name] === 'string' && answers[name] !== '' ? answers[name] as string : fallback);
-  return {
-    kind: row.kind as MessageKind,
-    installation: { name: settings.name, timezone: settings.timezone, notifyEmail: mailRecipient(settings.notifyEmail) ?? '' },
-    booking: {
-      detailsId: booking.details_id,
-      start: Number(booking.start_at),
-      end: Number(booking.end_at),
-      createdAt: Number(booking.created_at),
-      cancelledAt: booking.cancelled_at === null ? null : Number(booking.cancelled_at),
-      answers,
-    },
-    scheduleName: booking.schedule_name,
-    reason: { name: booking.reason_name, durationMinutes: booking.duration_minutes },
-    form,
-    customer: { firstName: answered('first_name', booking.first_name), lastName: answered('last_name', booking.last_name), email: mailRecipient(booking.email) },
-  };
+  return { kind: row.kind as MessageKind, settings, booking, form };
 }
 
 export interface MessageFilter {

@@ -11,7 +11,7 @@ import { publicFields, type FormField } from '../../core/forms/form-fields.js';
 import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
 import type { Snapshot } from '../../app/snapshot.js';
 import { html, type Markup } from './html.js';
-import { checkbox, csrfField, fieldError, input, page, select, textarea, type Errors, type PageContext } from './layout.js';
+import { checkbox, csrfField, fieldError, input, page, select, textarea, type Errors } from './layout.js';
 import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 
 const SOURCE_LABEL: Record<string, string> = { api: 'API', admin: 'admin area (by hand)' };
@@ -41,7 +41,14 @@ function answerValue(value: unknown): string {
   return String(value);
 }
 
-export async function bookingRoutes(app: FastifyInstance, { db, clock, snapshots }: AdminDeps): Promise<void> {
+export async function bookingRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
+  bookingListRoute(app, deps);
+  bookingDetailsRoutes(app, deps);
+  weekCalendarRoute(app, deps);
+  bookByHandRoutes(app, deps);
+}
+
+function bookingListRoute(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/bookings', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
     const q = query(request);
@@ -69,7 +76,10 @@ ${checkbox('Include cancelled', 'cancelled', includeCancelled)}
 <p>${schedules.map((s) => html`<a class="button secondary" href="/admin/schedules/${s.id}/book">Book by hand: ${s.name}</a> `)}</p>
 ${bookingTable(snapshot, rows)}`), Object.keys(errors).length ? 400 : 200);
   });
+}
 
+/** A booking's details, and cancelling it. */
+function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/bookings/:details', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
     const booking = await findBooking(db, (request.params as { details: string }).details);
@@ -101,8 +111,9 @@ ${booking.status === 'booked' ? html`<section><form method="post" action="/admin
     if (!(await cancelBooking(db, detailsId, clock()))) throw new NotFound('Booking not found or already cancelled');
     return reply.redirect(`/admin/bookings/${encodeURIComponent(detailsId)}?saved=cancelled`, 303);
   });
+}
 
-  // --- week calendar ---------------------------------------------------------------------------
+function weekCalendarRoute(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/schedules/:id/calendar', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
     const id = idParam((request.params as { id?: string }).id);
@@ -128,39 +139,39 @@ ${booked.map((b) => html`<a class="appt" href="/admin/bookings/${b.detailsId}">$
 </div>`;
     })}</div>`));
   });
+}
 
-  // --- book by hand ----------------------------------------------------------------------------
-  function answerInputs(fields: readonly FormField[], values: Record<string, string>, errors: Errors): Markup {
-    return html`${fields.map((f) => {
-      const name = `answer.${f.name}`;
-      const label = `${f.label}${f.required ? ' *' : ''}`;
-      if (f.formType === 'checkbox') return checkbox(label, name, values[name] === 'on', errors);
-      if (f.formType === 'textarea') return textarea(label, name, values[name] ?? f.value, errors);
-      if (f.formType === 'select') return select(label, name, values[name] ?? f.value, [['', '(choose)'], ...f.options.map((o): [string, string] => [o, o])], errors);
-      return input(label, name, values[name] ?? f.value, errors, { type: f.inputType === 'date' ? 'date' : f.inputType === 'number' ? 'text' : f.inputType });
-    })}`;
-  }
+function answerInputs(fields: readonly FormField[], values: Record<string, string>, errors: Errors): Markup {
+  return html`${fields.map((f) => {
+    const name = `answer.${f.name}`;
+    const label = `${f.label}${f.required ? ' *' : ''}`;
+    if (f.formType === 'checkbox') return checkbox(label, name, values[name] === 'on', errors);
+    if (f.formType === 'textarea') return textarea(label, name, values[name] ?? f.value, errors);
+    if (f.formType === 'select') return select(label, name, values[name] ?? f.value, [['', '(choose)'], ...f.options.map((o): [string, string] => [o, o])], errors);
+    return input(label, name, values[name] ?? f.value, errors, { type: f.inputType === 'date' ? 'date' : f.inputType === 'number' ? 'text' : f.inputType });
+  })}`;
+}
 
-  async function bookPage(request: FastifyRequest, scheduleId: number, values: Record<string, string>, errors: Errors): Promise<{ markup: string }> {
-    const { page: ctx } = state(request);
-    const snapshot = await snapshots.current();
-    const schedule = snapshot.schedules.get(scheduleId);
-    if (!schedule) throw new NotFound('Schedule not found');
-    const reasons = [...schedule.reasons.values()];
-    const reasonId = idParam(values.reason) ?? reasons[0]?.id ?? null;
-    const day = values.day || formatDate(today(snapshot, clock()));
-    let slots: readonly string[] = [];
-    let slotNote = '';
-    if (reasonId !== null && schedule.reasons.has(reasonId)) {
-      try {
-        slots = await listSlots(db, snapshot, scheduleId, reasonId, day, clock());
-        if (slots.length === 0) slotNote = 'No free time on this day.';
-      } catch (error) {
-        if (!(error instanceof NotFound)) throw error;
-        slotNote = 'This day is outside the booking window (notice and horizon).';
-      }
+async function bookPage({ db, clock, snapshots }: AdminDeps, request: FastifyRequest, scheduleId: number, values: Record<string, string>, errors: Errors): Promise<string> {
+  const { page: ctx } = state(request);
+  const snapshot = await snapshots.current();
+  const schedule = snapshot.schedules.get(scheduleId);
+  if (!schedule) throw new NotFound('Schedule not found');
+  const reasons = [...schedule.reasons.values()];
+  const reasonId = idParam(values.reason) ?? reasons[0]?.id ?? null;
+  const day = values.day || formatDate(today(snapshot, clock()));
+  let slots: readonly string[] = [];
+  let slotNote = '';
+  if (reasonId !== null && schedule.reasons.has(reasonId)) {
+    try {
+      slots = await listSlots(db, snapshot, scheduleId, reasonId, day, clock());
+      if (slots.length === 0) slotNote = 'No free time on this day.';
+    } catch (error) {
+      if (!(error instanceof NotFound)) throw error;
+      slotNote = 'This day is outside the booking window (notice and horizon).';
     }
-    const markup = page(ctx, `Book by hand: ${schedule.name}`, html`
+  }
+  return page(ctx, `Book by hand: ${schedule.name}`, html`
 ${reasons.length === 0 ? html`<p class="alert">This schedule has no reasons yet. <a href="/admin/schedules/${schedule.id}#reasons">Add one</a>.</p>` : html`
 <form method="get" action="/admin/schedules/${schedule.id}/book" class="card row">
 ${select('Reason', 'reason', String(reasonId ?? ''), reasons.map((r): [string, string] => [String(r.id), `${r.name} (${r.durationMinutes} min)`]), {})}
@@ -174,14 +185,27 @@ ${fieldError(errors, 'slot')}</fieldset>
 <h2>Customer</h2>
 ${answerInputs(publicFields(schedule.form), values, errors)}
 <button>Book</button></form>`}`);
-    return { markup };
-  }
+}
 
+/** The answers as the API would take them, from the form's `answer.NAME` fields. */
+function submissionOf(form: readonly FormField[], values: Record<string, string>): Record<string, unknown> {
+  const submission: Record<string, unknown> = {};
+  for (const f of publicFields(form)) {
+    const v = values[`answer.${f.name}`];
+    if (f.formType === 'checkbox') submission[f.name] = v === 'on' ? true : undefined;
+    else if (v !== undefined) submission[f.name] = v;
+  }
+  return submission;
+}
+
+/** Booking by hand, for a customer on the phone: pick a reason, a day and a free time, fill in the form. */
+function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
+  const { db, clock, snapshots } = deps;
   app.get('/schedules/:id/book', async (request, reply) => {
     const id = idParam((request.params as { id?: string }).id);
     if (id === null) throw new NotFound('Schedule not found');
     const q = query(request);
-    return sendPage(reply, (await bookPage(request, id, { reason: q.reason ?? '', day: q.day ?? '' }, {})).markup);
+    return sendPage(reply, await bookPage(deps, request, id, { reason: q.reason ?? '', day: q.day ?? '' }, {}));
   });
 
   app.post('/schedules/:id/book', async (request, reply) => {
@@ -192,14 +216,9 @@ ${answerInputs(publicFields(schedule.form), values, errors)}
     const snapshot = await snapshots.current();
     const schedule = snapshot.schedules.get(id);
     if (!schedule) throw new NotFound('Schedule not found');
-    const submission: Record<string, unknown> = {};
-    for (const f of publicFields(schedule.form)) {
-      const v = values[`answer.${f.name}`];
-      if (f.formType === 'checkbox') submission[f.name] = v === 'on' ? true : undefined;
-      else if (v !== undefined) submission[f.name] = v;
-    }
+    const submission = submissionOf(schedule.form, values);
     const reasonId = idParam(values.reason);
-    if (!values.slot) return sendPage(reply, (await bookPage(request, id, values, { slot: 'Choose a free time.' })).markup, 400);
+    if (!values.slot) return sendPage(reply, await bookPage(deps, request, id, values, { slot: 'Choose a free time.' }), 400);
     try {
       const created = await createBooking(db, snapshot, {
         scheduleId: id, reasonId: reasonId ?? 0, slot: values.slot, submission, source: 'admin',
@@ -207,10 +226,10 @@ ${answerInputs(publicFields(schedule.form), values, errors)}
       return reply.redirect(`/admin/bookings/${created.detailsId}?saved=booked`, 303);
     } catch (error) {
       if (error instanceof InvalidInput) {
-        return sendPage(reply, (await bookPage(request, id, values, { [`answer.${error.field}`]: error.message })).markup, 400);
+        return sendPage(reply, await bookPage(deps, request, id, values, { [`answer.${error.field}`]: error.message }), 400);
       }
       if (error instanceof NotFound) {
-        return sendPage(reply, (await bookPage(request, id, values, { slot: 'This time is no longer free. Choose another.' })).markup, 409);
+        return sendPage(reply, await bookPage(deps, request, id, values, { slot: 'This time is no longer free. Choose another.' }), 409);
       }
       throw error;
     }

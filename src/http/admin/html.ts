@@ -2,15 +2,11 @@
 // already-built markup. Escaping is the default, so a customer's or API client's text can never
 // become markup by forgetting a call. (Chosen over TSX with @kitajs/html, whose children are raw
 // unless marked `safe`: the opposite default.)
+import { escapeHtml } from '../../core/text.js';
+
 export class Markup {
   constructor(readonly text: string) {}
   toString() { return this.text; }
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
 type Part = Markup | string | number | boolean | null | undefined | readonly Part[];

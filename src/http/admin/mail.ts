@@ -3,11 +3,11 @@
 // makes a waiting or given-up message due at once. The saved password is never shown: the page shows
 // the URL with the password masked, and saving the masked value keeps the stored password.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { InvalidInput, NotFound } from '../../core/errors.js';
+import { NotFound } from '../../core/errors.js';
 import { countMessages, listMessages, previewMessage, retryMessage, MESSAGE_STATES, type MessageState } from '../../app/outbox.js';
-import { setOperatorSetting } from '../../app/installation.js';
+import { saveSendingSettings } from '../../app/sending-settings.js';
 import { text } from '../../app/admin-schedules.js';
-import { maskSmtpUrl, parseEmail, parseSmtpUrl, unmaskSmtpUrl } from '../../core/settings.js';
+import { maskSmtpUrl } from '../../core/settings.js';
 import { html, type Markup } from './html.js';
 import { csrfField, input, page, select, type Errors } from './layout.js';
 import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
@@ -71,31 +71,17 @@ ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(sna
   app.post('/mail/smtp', async (request, reply) => {
     const form = body(request);
     const env = environment();
-    const stored = state(request).snapshot.settings;
     const typed = { smtp_url: text(form, 'smtp_url').trim(), mail_from: text(form, 'mail_from').trim() };
-    // check both first, so that nothing is saved when one is wrong; a field set by the environment is ignored
+    const invalid = await saveSendingSettings(db, { smtpUrl: typed.smtp_url, mailFrom: typed.mail_from },
+      { smtpUrl: env.smtpUrl !== '', mailFrom: env.mailFrom !== '' }, state(request).snapshot.settings.smtpUrl);
     const errors: Record<string, string> = {};
-    let smtpUrl: string | null = null;
-    let mailFrom: string | null = null;
-    if (!env.smtpUrl) {
-      try { smtpUrl = unmaskSmtpUrl(parseSmtpUrl(typed.smtp_url), stored.smtpUrl); } catch (error) {
-        if (!(error instanceof InvalidInput)) throw error;
-        errors.smtp_url = `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
-      }
-    }
-    if (!env.mailFrom && typed.mail_from !== '') {
-      try { mailFrom = parseEmail(typed.mail_from, 'mail_from'); } catch (error) {
-        if (!(error instanceof InvalidInput)) throw error;
-        errors.mail_from = 'Must be an e-mail address, such as appointments@example.com.';
-      }
-    } else if (!env.mailFrom) mailFrom = '';
+    if (invalid.smtpUrl) errors.smtp_url = `${invalid.smtpUrl.message.charAt(0).toUpperCase()}${invalid.smtpUrl.message.slice(1)}.`;
+    if (invalid.mailFrom) errors.mail_from = 'Must be an e-mail address, such as appointments@example.com.';
     if (Object.keys(errors).length) {
       // what was typed goes back, but never a password in clear once the URL can be read
       const shown = { smtp_url: errors.smtp_url ? typed.smtp_url : maskSmtpUrl(typed.smtp_url), mail_from: typed.mail_from };
       return sendPage(reply, await mailPage(request, shown, errors), 400);
     }
-    if (smtpUrl !== null) await setOperatorSetting(db, 'mail.smtp_url', smtpUrl);
-    if (mailFrom !== null) await setOperatorSetting(db, 'mail.from', mailFrom);
     return reply.redirect('/admin/mail?saved=smtp', 303);
   });
 

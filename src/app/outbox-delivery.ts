@@ -1,0 +1,275 @@
+// Delivers the outbox over SMTP, inside each `booking serve` process. It polls for due rows (one indexed
+// query), claims a batch so no other worker or instance sends the same message, sends each one, and
+// records the outcome. A failure is retried with capped exponential backoff and jitter until the
+// give-up time has passed since the message was queued; then it is 'failed' and the admin area shows it.
+//
+// Exactly once: a message is marked sent right after the SMTP server accepts it, and a send is aborted
+// well before its claim expires, so another worker can only take over a message whose sender has given
+// up on it or died. (A process that dies in the instant between the server's acceptance and the 'sent'
+// write would send that one message again after the claim expires: the unavoidable at-least-once gap of
+// any SMTP client, kept as short as one UPDATE.)
+//
+// Stopping (shutdown) gives a send in flight a short grace, then aborts it (nodemailer closes the
+// connection) and releases its claim and those of the batch's unsent rows: the SMTP server never
+// acknowledged them, so they are due again at once for any worker, and a slow or stalled server cannot
+// hold the process past its shutdown bound. (Aborted after the server had the whole message but before
+// its answer arrived, a message could be sent twice: the same gap as above, widened to the grace.)
+//
+// The SMTP server is SMTP_URL when set, else the one saved in the admin area ('mail.smtp_url'), looked
+// up on every poll through the snapshot cache (one primary-key read unless the configuration changed).
+// Without either nothing is claimed, so messages stay queued until a server is configured.
+import type { Db } from '../db/connect.js';
+import { claimDueMessages, markAttemptFailed, markSent, releaseClaim, type ClaimedMessage, type OutboxRow } from '../db/repos/outbox.repository.js';
+import { renderMessage } from '../mail/templates.js';
+import { describeSendError, smtpTransport, type SmtpTransport } from '../mail/smtp-transport.js';
+import { SnapshotCache } from './snapshot.js';
+import { loadMessageSource } from './outbox.js';
+
+export interface OutboxLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface OutboxWorkerOptions {
+  db: Db;
+  /**
+   * smtp://user:pass@host:port (smtps:// for implicit TLS); nodemailer options may follow as query parameters.
+   * null: the one saved in the admin area, if any.
+   */
+  smtpUrl: string | null;
+  /** envelope and From address; default the one saved in the admin area, else the installation's notification address */
+  from?: string | null;
+  /** after this long since queueing, a message that still fails is given up ('failed') */
+  giveUpAfterMs: number;
+  pollIntervalMs?: number;
+  /** how long a claim holds; a send is aborted at half of it, so it never outlives its claim */
+  claimMs?: number;
+  batchSize?: number;
+  /** first retry delay; doubles per attempt up to retryCapMs, with jitter */
+  retryBaseMs?: number;
+  retryCapMs?: number;
+  clock?: () => number;
+  log?: OutboxLog;
+  /**
+   * Test seam: runs after a batch is claimed and before anything is sent (the integration test uses it to
+   * stop a real child process at exactly that point and SIGKILL it). Not reachable from configuration.
+   */
+  afterClaim?: (rows: readonly OutboxRow[]) => Promise<void>;
+}
+
+export interface OutboxWorker {
+  /** claims and delivers what is due now; resolves with the number of messages claimed */
+  runOnce(): Promise<number>;
+  /**
+   * Stops polling; a send in flight gets `graceMs` (default STOP_GRACE_MS) to finish, then it is aborted
+   * and its message, like the rest of the batch not yet sent, is released for any worker.
+   */
+  stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+/** How long stop() lets a send in flight finish: an SMTP server that works answers within milliseconds. */
+export const STOP_GRACE_MS = 1_000;
+
+const silent: OutboxLog = { info() {}, warn() {}, error() {} };
+
+/** Delay before retry number `attempt` (1 = the first retry): base * 2^(attempt-1), capped, then 50-100% of it. */
+export function retryDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+  const exponential = Math.min(capMs, baseMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.round(exponential * (0.5 + random() * 0.5));
+}
+
+/** The options with every default filled in. */
+type Settings = Required<Omit<OutboxWorkerOptions, 'from' | 'afterClaim'>> & Pick<OutboxWorkerOptions, 'from' | 'afterClaim'>;
+
+/** Where this poll's messages go: the SMTP transport and the sender address saved in the admin area. */
+interface Sender {
+  transport: SmtpTransport;
+  savedFrom: string;
+}
+
+/** One SMTP transport at a time, for the server configured now; replaced when the configuration changes. */
+class TransportSlot {
+  private current: { url: string; transport: SmtpTransport } | null = null;
+
+  constructor(private readonly maxWaitMs: number, private readonly log: OutboxLog) {}
+
+  /** The transport for this URL, or null for '' (no server configured). */
+  for(url: string): SmtpTransport | null {
+    if (this.current?.url === url) return this.current.transport;
+    this.close();
+    if (url === '') return null;
+    this.current = { url, transport: smtpTransport(url, this.maxWaitMs) };
+    // the URL holds the password: log only that it changed
+    this.log.info({}, 'SMTP server configured');
+    return this.current.transport;
+  }
+
+  close(): void {
+    this.current?.transport.close();
+    this.current = null;
+  }
+}
+
+/**
+ * The sends in flight, one controller per send (not AbortSignal.any over a process-long signal: on
+ * Node 20 that keeps a reference per send for the life of the process).
+ */
+class InFlightSends {
+  /** set once stop()'s grace has passed; then the sends in flight are aborted */
+  aborting = false;
+  private readonly controllers = new Set<AbortController>();
+
+  /** Runs `send` with a signal that aborts at `deadlineMs` from now, or when all sends are aborted. */
+  async run(deadlineMs: number, send: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const controller = new AbortController();
+    const deadline = setTimeout(() => controller.abort(new Error('the send did not finish while its claim held')), deadlineMs);
+    this.controllers.add(controller);
+    try {
+      await send(controller.signal);
+    } finally {
+      clearTimeout(deadline);
+      this.controllers.delete(controller);
+    }
+  }
+
+  abortAll(): void {
+    this.aborting = true;
+    for (const controller of this.controllers) controller.abort(new Error('the outbox worker stopped'));
+  }
+}
+
+class OutboxDelivery {
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<number> | null = null;
+  private readonly snapshots: SnapshotCache;
+  private readonly transports: TransportSlot;
+  private readonly sends = new InFlightSends();
+  /** a send must end (or be abandoned) this long before its claim does */
+  private readonly sendDeadlineMs: number;
+
+  constructor(private readonly options: Settings) {
+    this.sendDeadlineMs = Math.floor(options.claimMs / 2);
+    this.snapshots = new SnapshotCache(options.db);
+    this.transports = new TransportSlot(this.sendDeadlineMs, options.log);
+  }
+
+  async runOnce(): Promise<number> {
+    if (this.stopped) return 0;
+    const sender = await this.currentSender();
+    if (!sender) return 0;
+    const now = this.options.clock();
+    const rows = await claimDueMessages(this.options.db, now, now + this.options.claimMs, this.options.batchSize);
+    if (rows.length === 0) return 0;
+    if (this.options.afterClaim) await this.options.afterClaim(rows);
+    for (const row of rows) await this.handle(row, sender);
+    return rows.length;
+  }
+
+  /** The SMTP server and sender configured now (SMTP_URL wins over the saved one), or null when there is none. */
+  private async currentSender(): Promise<Sender | null> {
+    const { settings } = await this.snapshots.current();
+    const transport = this.transports.for(this.options.smtpUrl ?? settings.smtpUrl);
+    return transport && { transport, savedFrom: settings.mailFrom };
+  }
+
+  /** Sends one claimed message, or releases it once stopping: no new send starts then. */
+  private async handle(row: ClaimedMessage, sender: Sender): Promise<void> {
+    // each send must end (or be abandoned) while its claim still holds, or when the worker stops
+    const deadlineMs = Math.max(1, row.claimed_until - this.sendDeadlineMs - this.options.clock());
+    try {
+      await this.sends.run(deadlineMs, async (signal) => {
+        if (this.stopped) await this.release(row);
+        else await this.deliver(row, sender, signal);
+      });
+    } catch (error) {
+      // the database refused the outcome; the claim expires and the row is tried again
+      this.options.log.error({ outboxId: row.id, err: error }, 'could not record mail outcome');
+    }
+  }
+
+  private async deliver(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<void> {
+    try {
+      await this.send(row, sender, signal);
+    } catch (error) {
+      // stopped, not failed: the server never acknowledged the message, so it goes back unsent
+      if (this.sends.aborting) return this.release(row);
+      return this.recordFailure(row, error);
+    }
+    const recorded = await markSent(this.options.db.kysely, row.id, row.claimed_until, this.options.clock());
+    if (!recorded) this.options.log.error({ outboxId: row.id }, 'mail sent after its claim had expired');
+  }
+
+  /** Renders the message from its booking as it is now and hands it to the SMTP server. */
+  private async send(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<void> {
+    const source = await loadMessageSource(this.options.db, row);
+    if (!source) throw new Error('the booking of this message no longer exists');
+    const from = this.options.from || sender.savedFrom || source.installation.notifyEmail;
+    if (!from) throw new Error('no sender address: set MAIL_FROM, the sender address on the E-mail page, or the installation\'s notification address');
+    await sender.transport.send({ from, to: row.recipient, message: renderMessage(source) }, signal);
+  }
+
+  /** A failed attempt: retried after a backoff, or given up once giveUpAfterMs has passed since queueing. */
+  private async recordFailure(row: ClaimedMessage, error: unknown): Promise<void> {
+    const { retryBaseMs, retryCapMs, giveUpAfterMs, log } = this.options;
+    const now = this.options.clock();
+    const attempt = row.attempts + 1;
+    const retryAt = now - row.created_at >= giveUpAfterMs ? null : now + retryDelay(attempt, retryBaseMs, retryCapMs);
+    const recorded = await markAttemptFailed(this.options.db.kysely, row.id, row.claimed_until, { error: describeSendError(error), retryAt });
+    log[retryAt === null ? 'error' : 'warn']({ outboxId: row.id, attempt, recorded, error: describeSendError(error) }, retryAt === null ? 'mail given up' : 'mail failed, will retry');
+  }
+
+  private async release(row: ClaimedMessage): Promise<void> {
+    const released = await releaseClaim(this.options.db.kysely, row.id, row.claimed_until, this.options.clock());
+    this.options.log.info({ outboxId: row.id, released }, 'mail not sent: the worker stopped; released for the next worker');
+  }
+
+  /** Polls after `delay`, then again: at once after a full batch (more may be waiting), else after the poll interval. */
+  schedule(delay: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.runOnce().catch((error) => {
+        this.options.log.error({ err: error }, 'outbox poll failed');
+        return 0;
+      });
+      void this.running.then((claimed) => {
+        this.running = null;
+        this.schedule(claimed >= this.options.batchSize ? 0 : this.options.pollIntervalMs);
+      });
+    }, delay);
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const abort = setTimeout(() => this.sends.abortAll(), graceMs);
+    try {
+      if (this.running) await this.running;
+    } finally {
+      clearTimeout(abort);
+      this.sends.abortAll();
+    }
+    this.transports.close();
+  }
+}
+
+export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
+  const delivery = new OutboxDelivery({
+    ...options,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+    claimMs: options.claimMs ?? 10 * 60_000,
+    batchSize: options.batchSize ?? 10,
+    retryBaseMs: options.retryBaseMs ?? 30_000,
+    retryCapMs: options.retryCapMs ?? 30 * 60_000,
+    clock: options.clock ?? Date.now,
+    log: options.log ?? silent,
+  });
+  delivery.schedule(0);
+  return {
+    runOnce: () => delivery.runOnce(),
+    stop: ({ graceMs = STOP_GRACE_MS } = {}) => delivery.stop(graceMs),
+  };
+}
