@@ -253,7 +253,7 @@ function printEngine({ engine, reads, mixed, bookings }: EngineFigures): void {
   }
 }
 
-interface Target { label: string; value: (f: EngineFigures) => number | undefined; goal?: Partial<Record<Engine, { atLeast?: number; below?: number; atMost?: number }>> ; digits?: number }
+interface Target { label: string; value: (f: EngineFigures) => number | undefined; goal?: Partial<Record<Engine, { atLeast?: number; below?: number; atMost?: number }>>; digits?: number }
 
 const TARGETS: Target[] = [
   { label: '/schedules req/s / ceiling', value: (f) => f.reads && f.reads.schedules.rps / f.reads.ceiling.rps, goal: { postgres: { atLeast: 0.35 } } },
