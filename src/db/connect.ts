@@ -51,6 +51,11 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   return target.dialect === 'sqlite' ? connectSqlite(target.location) : connectPostgres(target.location, options);
 }
 
+/** Resolves when the database answers a trivial query. */
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
+}
+
 function connectSqlite(location: string): Db {
   if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
   const database = new SQLite(location);

@@ -153,7 +153,7 @@ ${booked.map((b) => html`<a class="appt" href="/admin/bookings/${b.detailsId}">$
     let slotNote = '';
     if (reasonId !== null && schedule.reasons.has(reasonId)) {
       try {
-        slots = await listSlots(db, snapshot, scheduleId, reasonId, day, clock());
+        slots = (await listSlots(db, snapshot, scheduleId, reasonId, day, clock())).items;
         if (slots.length === 0) slotNote = 'No free time on this day.';
       } catch (error) {
         if (!(error instanceof NotFound)) throw error;
