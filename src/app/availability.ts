@@ -1,6 +1,7 @@
 // Read use-cases behind GET /reasons, /days, /slots and /forms: the cached schedule, cached answers
 // checked by version reads, and on a miss one indexed range read of the bookings and the pure engine.
 import type { Db } from '../db/connect.js';
+import { answerCachesOf, type DaySlots, type ListAnswer, type Versions } from './answer-cache.js';
 import { bookedTimes } from '../db/repos/booking.repository.js';
 import { NotFound } from '../core/errors.js';
 import {
@@ -10,7 +11,6 @@ import {
 import { publicFields, type FormField } from '../core/forms/form-fields.js';
 import { formatDate, formatLocalDateTime, parseDate, parseLocalDateTime } from '../core/time/calendar.js';
 import type { ReasonView, ScheduleView, Snapshot } from './snapshot.js';
-import { answerCachesOf, type DaySlots, type ListAnswer, type Versions } from './answer-cache.js';
 
 export function findSchedule(snapshot: Snapshot, scheduleId: number | null): ScheduleView {
   const schedule = scheduleId === null ? undefined : snapshot.schedules.get(scheduleId);
