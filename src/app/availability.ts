@@ -1,7 +1,7 @@
 // Read use-cases behind GET /reasons, /days, /slots and /forms: the cached schedule, cached answers
 // checked by version reads, and on a miss one indexed range read of the bookings and the pure engine.
 import type { Db } from '../db/connect.js';
-import type { Versions } from '../db/hot-reads.js';
+import { answerCachesOf, type DaySlots, type ListAnswer, type Versions } from './answer-cache.js';
 import { bookedTimes } from '../db/repos/booking.repository.js';
 import { NotFound } from '../core/errors.js';
 import {
@@ -33,71 +33,6 @@ export function listReasons(snapshot: Snapshot, scheduleId: number | null): Reas
   return [...findSchedule(snapshot, scheduleId).reasons.values()];
 }
 
-/**
- * Computed answers kept per process: a 365-day /days answer means reading the year's bookings and
- * scanning every day (tens of milliseconds), and even one day's /slots costs more than the rest of the
- * request. An answer changes only when the configuration changes (config version), when the schedule is
- * booked or cancelled by any process (its bookings version, bumped in the booking's transaction) or when
- * time passes a point the engine names (validUntil). Callers read the bookings version before the
- * bookings, so an answer is never stored under a version newer than the bookings it saw.
- */
-export class AnswerCache<T> {
-  private readonly entries = new Map<string, { configVersion: number; bookingsVersion: number; validFrom: number; validUntil: number; value: T; weight: number }>();
-  private weight = 0;
-
-  /** bounded by the total weight of the answers held (their number of days or free times), not by count */
-  constructor(private readonly maxWeight: number, private readonly weigh: (value: T) => number) {}
-
-  get(key: string, configVersion: number, bookingsVersion: number, now: number): T | undefined {
-    const hit = this.entries.get(key);
-    if (hit && hit.configVersion === configVersion && hit.bookingsVersion === bookingsVersion && hit.validFrom <= now && now < hit.validUntil) {
-      return hit.value;
-    }
-    return undefined;
-  }
-
-  set(key: string, configVersion: number, bookingsVersion: number, now: number, validUntil: number, value: T): void {
-    this.delete(key);
-    const weight = 1 + this.weigh(value);
-    // insertion order is age: the oldest answers go first
-    for (const oldest of this.entries.keys()) {
-      if (this.weight + weight <= this.maxWeight) break;
-      this.delete(oldest);
-    }
-    this.entries.set(key, { configVersion, bookingsVersion, validFrom: now, validUntil, value, weight });
-    this.weight += weight;
-  }
-
-  private delete(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.entries.delete(key);
-    this.weight -= entry.weight;
-  }
-}
-
-interface DaySlots {
-  readonly slots: readonly FreeSlot[];
-  /** as /slots answers them */
-  readonly texts: readonly string[];
-}
-
-/**
- * Per database (tests open several in one process). At most about 200,000 days or free times each, some
- * tens of megabytes at worst, whatever the grid and horizon: a year of /days for hundreds of schedule and
- * reason pairs, or a year of /slots at a 30-minute grid for several of them.
- */
-const caches = new WeakMap<Db, { days: AnswerCache<readonly string[]>; slots: AnswerCache<DaySlots> }>();
-
-function cachesOf(db: Db) {
-  let found = caches.get(db);
-  if (!found) {
-    found = { days: new AnswerCache<readonly string[]>(200_000, (days) => days.length), slots: new AnswerCache<DaySlots>(200_000, (day) => day.slots.length) };
-    caches.set(db, found);
-  }
-  return found;
-}
-
 /** The schedule's bookings version: the one read with the config version when it is this schedule's, else a read. */
 function bookingsVersionOf(db: Db, scheduleId: number, known: Versions | undefined): Promise<number> | number {
   return known?.scheduleId === scheduleId && known.bookings !== null ? known.bookings : db.hot.bookingsVersion(scheduleId);
@@ -109,19 +44,19 @@ function readBookingsAround(db: Db, schedule: ScheduleView, ctx: AvailabilityCon
   return db.hot.bookedTimes(schedule.id, from, to);
 }
 
-export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, now: number, known?: Versions): Promise<readonly string[]> {
+export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, now: number, known?: Versions): Promise<ListAnswer> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   const ctx = availabilityContext(snapshot, schedule, reason, now);
   const version = await bookingsVersionOf(db, schedule.id, known);
-  const cache = cachesOf(db).days;
+  const cache = answerCachesOf(db).days;
   const key = `${schedule.id}:${reason.id}`;
   const hit = cache.get(key, snapshot.version, version, now);
   if (hit) return hit;
   const window = bookingWindow(ctx);
   const bookings = await readBookingsAround(db, schedule, ctx, window.firstDay, window.lastDay);
   const { days, validUntil } = freeDaysWithExpiry(ctx, bookings);
-  const answer = days.map(formatDate);
+  const answer = { items: days.map(formatDate) };
   cache.set(key, snapshot.version, version, now, validUntil, answer);
   return answer;
 }
@@ -132,24 +67,24 @@ async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, re
   const window = bookingWindow(ctx);
   if (day < window.firstDay || day > window.lastDay) return null;
   const version = await bookingsVersionOf(db, schedule.id, known);
-  const cache = cachesOf(db).slots;
+  const cache = answerCachesOf(db).slots;
   const key = `${schedule.id}:${reason.id}:${day}`;
   const hit = cache.get(key, snapshot.version, version, now);
   if (hit) return hit;
   const bookings = await readBookingsAround(db, schedule, ctx, day, day);
   const { slots, validUntil } = freeSlotsWithExpiry(ctx, day, bookings)!;
-  const answer = { slots, texts: slots.map((s) => formatLocalDateTime(s.day, s.minute)) };
+  const answer = { slots, items: slots.map((s) => formatLocalDateTime(s.day, s.minute)) };
   cache.set(key, snapshot.version, version, now, validUntil, answer);
   return answer;
 }
 
-export async function listSlots(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, dayText: string, now: number, known?: Versions): Promise<readonly string[]> {
+export async function listSlots(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, dayText: string, now: number, known?: Versions): Promise<ListAnswer> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   const day = parseDate(dayText);
   const slots = day === null ? null : await slotsOfDay(db, snapshot, schedule, reason, day, now, known);
   if (!slots) throw new NotFound('Day not found');
-  return slots.texts;
+  return slots;
 }
 
 /**

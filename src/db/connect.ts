@@ -51,6 +51,11 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   return target.dialect === 'sqlite' ? connectSqlite(target.location) : connectPostgres(target.location, options);
 }
 
+/** Resolves when the database answers a trivial query. */
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
+}
+
 function connectSqlite(location: string): Db {
   if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
   const database = new SQLite(location);
@@ -85,6 +90,7 @@ function connectSqlite(location: string): Db {
  * Kysely's SQLite driver prepares every query anew; a fast API call spent about a tenth of its time there
  * (profiled /slots). Statements are kept by their SQL text. Safe because Kysely runs one query at a time
  * on this connection and we never stream (a streaming statement cannot be reused while it iterates).
+ * One of the hot path's four caches, listed together in app/answer-cache.ts.
  */
 function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabase {
   const statements = new Map<string, SQLite.Statement>();

@@ -3,6 +3,7 @@
 // Why: building and running one query through Kysely costs about 20 µs under load, as much as Fastify's
 // whole request handling (a bare Fastify route served 50k req/s; with one Kysely read in a hook 25k, with
 // the same read prepared directly 43k, on the benchmark machine). Writes and everything else stay on Kysely.
+// Use-cases reach them as `db.hot`; the caches of the hot path are listed together in app/answer-cache.ts.
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import type { Kysely } from 'kysely';

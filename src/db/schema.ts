@@ -1,6 +1,12 @@
 // Table types for Kysely. Both engines store the same shapes: instants as integer milliseconds
 // since the epoch (bigint on PostgreSQL), booleans as 0/1, structured values as JSON text.
 import type { Generated } from 'kysely';
+import type { FormType, InputType } from '../core/forms/form-fields.js';
+
+export type BookingStatus = 'booked' | 'cancelled';
+/** who made the booking: the API or the operator in the admin area */
+export type BookingSource = 'api' | 'admin';
+export type MessageState = 'queued' | 'sending' | 'retrying' | 'sent' | 'failed';
 
 export interface MetaTable {
   id: number;
@@ -53,8 +59,8 @@ export interface FormFieldsTable {
   position: number;
   name: string;
   label: string;
-  form_type: string;
-  input_type: string;
+  form_type: FormType;
+  input_type: InputType;
   required: number;
   /** JSON list of strings */
   options: string;
@@ -82,10 +88,8 @@ export interface BookingsTable {
   /** instants (ms) of the appointment itself; buffers come from the schedule */
   start_at: number;
   end_at: number;
-  /** 'booked' | 'cancelled' */
-  status: string;
-  /** 'api' | 'admin' */
-  source: string;
+  status: BookingStatus;
+  source: BookingSource;
   /** JSON: the validated answers keyed by field name */
   answers: string;
   created_at: number;
@@ -95,11 +99,10 @@ export interface BookingsTable {
 export interface OutboxTable {
   id: Generated<number>;
   booking_id: number | null;
-  /** what to render: 'booking_confirmation' | 'booking_notification' | 'booking_cancellation' */
-  kind: string;
+  /** what to render */
+  kind: 'booking_confirmation' | 'booking_notification' | 'booking_cancellation';
   recipient: string;
-  /** 'queued' | 'sending' | 'retrying' | 'sent' | 'failed' */
-  state: string;
+  state: MessageState;
   attempts: number;
   next_attempt_at: number;
   claimed_until: number | null;

@@ -2,10 +2,10 @@
 // `booking serve` (src/server.ts) is a thin shell around it.
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
-import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { SnapshotCache } from '../app/snapshot.js';
-import { MemoryRateLimitStore, type RateLimitStore } from '../rate-limit/rate-limiter.js';
+import { apiAccessCheck, type ApiAccessDeps } from '../app/api-access.js';
+import { checkHealth } from '../app/health.js';
 import { errorHandler } from './errors.js';
 import { apiRoutes } from './api/routes.js';
 import { adminPlugin } from './admin/plugin.js';
@@ -13,7 +13,7 @@ import { adminPlugin } from './admin/plugin.js';
 export interface AppDeps {
   db: Db;
   clock?: () => number;
-  rateLimits?: RateLimitStore;
+  rateLimits?: ApiAccessDeps['rateLimits'];
   snapshots?: SnapshotCache;
   logger?: FastifyServerOptions['logger'];
   /** trust X-Forwarded-* from a reverse proxy (config.trustProxy); default false */
@@ -28,7 +28,6 @@ export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie'
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? Date.now;
   const snapshots = deps.snapshots ?? new SnapshotCache(deps.db);
-  const rateLimits = deps.rateLimits ?? new MemoryRateLimitStore();
   const app = Fastify({
     logger: deps.logger ?? false,
     // no access log per request: it would cost a large share of a fast call; errors are still logged
@@ -58,18 +57,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
-    try {
-      await sql`select 1`.execute(deps.db.kysely);
-      return { status: 'ok' };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable', error: 'database unreachable' });
-    }
+    if (await checkHealth(deps.db)) return { status: 'ok' };
+    return reply.code(503).send({ status: 'unavailable', error: 'database unreachable' });
   });
 
   // public: no token, no 503, so client tools can always read it (decisions §1)
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(apiRoutes, { prefix: '/api', db: deps.db, snapshots, rateLimits, clock });
+  const checkAccess = apiAccessCheck({ db: deps.db, snapshots, rateLimits: deps.rateLimits, clock });
+  await app.register(apiRoutes, { prefix: '/api', db: deps.db, checkAccess, clock });
   // the admin area keeps its cookies, form parsing, headers and error pages to itself (encapsulated)
   await app.register(adminPlugin, {
     prefix: '/admin', db: deps.db, snapshots, clock, fixedMail: { smtpUrl: deps.smtpUrl ?? null, mailFrom: deps.mailFrom ?? null },

@@ -1,8 +1,8 @@
-// The per-process cache of /days and /slots answers (src/app/availability.ts): what it answers and how
+// The per-process cache of /days and /slots answers (src/app/answer-cache.ts): what it answers and how
 // much it holds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AnswerCache } from '../../src/app/availability.js';
+import { AnswerCache } from '../../src/app/answer-cache.js';
 
 test('an answer holds only for its config version, bookings version and time span', () => {
   const cache = new AnswerCache<string[]>(100, (v) => v.length);

@@ -164,7 +164,7 @@ async function bookPage({ db, clock, snapshots }: AdminDeps, request: FastifyReq
   let slotNote = '';
   if (reasonId !== null && schedule.reasons.has(reasonId)) {
     try {
-      slots = await listSlots(db, snapshot, scheduleId, reasonId, day, clock());
+      slots = (await listSlots(db, snapshot, scheduleId, reasonId, day, clock())).items;
       if (slots.length === 0) slotNote = 'No free time on this day.';
     } catch (error) {
       if (!(error instanceof NotFound)) throw error;

@@ -1,13 +1,14 @@
 // The six calls of the booking API (spec/booking-api.md), registered under /api.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { Db } from '../../db/connect.js';
-import type { SnapshotCache } from '../../app/snapshot.js';
+import type { ApiAccessCheck } from '../../app/api-access.js';
+import { jsonBody, type ListAnswer } from '../../app/answer-cache.js';
 import { listReasons, listDays, listSlots, formFor } from '../../app/availability.js';
 import { createBooking } from '../../app/bookings.js';
 import type { FormField } from '../../core/forms/form-fields.js';
 import { formatUtc } from '../../core/time/calendar.js';
-import type { RateLimitStore } from '../../rate-limit/rate-limiter.js';
 import { apiGate } from './gate.js';
 import { idParam } from '../id-param.js';
 import {
@@ -17,8 +18,7 @@ import {
 
 export interface ApiDeps {
   db: Db;
-  snapshots: SnapshotCache;
-  rateLimits: RateLimitStore;
+  checkAccess: ApiAccessCheck;
   clock: () => number;
 }
 
@@ -31,24 +31,18 @@ function fieldBody(f: FormField) {
   };
 }
 
-/**
- * /days and /slots answers come from a cache (app/availability.ts) as the same array while they hold, so
- * their JSON is kept beside them instead of being serialized again for every request: for a year of
- * days that was the larger part of the request. Same bytes as the response schema's serializer.
- */
-const dataBodies = new WeakMap<readonly string[], Buffer>();
-
-function sendData(reply: FastifyReply, data: readonly string[]) {
-  let body = dataBodies.get(data);
-  if (!body) dataBodies.set(data, (body = Buffer.from(JSON.stringify({ data }))));
-  return reply.header('content-type', 'application/json; charset=utf-8').send(body);
+/** /days and /slots answers are cached with their JSON body (app/answer-cache.ts): sent as it is. */
+function sendData(reply: FastifyReply, answer: ListAnswer) {
+  return reply.header('content-type', 'application/json; charset=utf-8').send(jsonBody(answer));
 }
 
-export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
+export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
   const { db, clock } = deps;
+  // handlers take their request (and reply) types from the schemas below
+  const api = scope.withTypeProvider<TypeBoxTypeProvider>();
   // only JSON bodies: without this, Fastify's text/plain parser would accept what must be a 415
   api.removeContentTypeParser('text/plain');
-  api.addHook('onRequest', apiGate(db, deps.snapshots, deps.rateLimits, clock));
+  api.addHook('onRequest', apiGate(deps.checkAccess));
   api.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not Found' }));
 
   api.get('/schedules', {
@@ -60,7 +54,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
     data: [...request.snapshot.schedules.values()].map((s) => ({ id: s.id, name: s.name })),
   }));
 
-  api.get<{ Querystring: { schedule: string } }>('/reasons', {
+  api.get('/reasons', {
     schema: {
       operationId: 'listReasons', summary: 'The reasons (services) of one schedule', security,
       querystring: Type.Object({ schedule: IdParam }),
@@ -71,7 +65,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
       .map((r) => ({ id: r.id, name: r.name, description: r.description, duration: r.durationMinutes * 60 })),
   }));
 
-  api.get<{ Querystring: { schedule: string; reason: string } }>('/days', {
+  api.get('/days', {
     schema: {
       operationId: 'listDays', summary: 'Days with at least one free time, from today to the schedule\'s horizon', security,
       querystring: Type.Object({ schedule: IdParam, reason: IdParam }),
@@ -79,7 +73,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
     },
   }, async (request, reply) => sendData(reply, await listDays(db, request.snapshot, idParam(request.query.schedule), idParam(request.query.reason), clock(), request.versions)));
 
-  api.get<{ Querystring: { schedule: string; reason: string; day: string } }>('/slots', {
+  api.get('/slots', {
     schema: {
       operationId: 'listSlots', summary: 'Free times of one day, in local installation time', security,
       querystring: Type.Object({ schedule: IdParam, reason: IdParam, day: DayParam }),
@@ -90,7 +84,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
     return sendData(reply, await listSlots(db, request.snapshot, idParam(schedule), idParam(reason), day, clock(), request.versions));
   });
 
-  api.get<{ Querystring: { schedule: string; reason: string; slot: string } }>('/forms', {
+  api.get('/forms', {
     schema: {
       operationId: 'getForm', summary: 'The form fields to fill for booking the given time', security,
       querystring: Type.Object({ schedule: IdParam, reason: IdParam, slot: SlotParam }),
@@ -105,7 +99,7 @@ export async function apiRoutes(api: FastifyInstance, deps: ApiDeps) {
     return { data: Object.fromEntries(fields.map((f) => [f.name, fieldBody(f)])) };
   });
 
-  api.post<{ Body: { schedule: number; reason: number; slot: string; submission: Record<string, unknown> } }>('/bookings', {
+  api.post('/bookings', {
     bodyLimit: 64 * 1024,
     schema: {
       operationId: 'createBooking', summary: 'Creates a booking (and the customer record); queues the notification e-mails', security,

@@ -47,7 +47,7 @@ export const BookingResponseBody = Type.Object({
   slot: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$', description: 'The booked time in UTC' }),
 });
 
-export const dataOf = (schema: TSchema, description: string) => Type.Object({ data: schema }, { description });
+export const dataOf = <T extends TSchema>(schema: T, description: string) => Type.Object({ data: schema }, { description });
 
 const err = (description: string) => ({ ...ErrorBody, description });
 
