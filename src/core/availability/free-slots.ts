@@ -108,7 +108,8 @@ class Occupancy {
   }
 }
 
-function openingIntervals(rules: ScheduleRules, day: number): readonly Interval[] {
+/** A local day's opening hours: its exception if it has one, else its weekday's hours. */
+export function openingIntervals(rules: ScheduleRules, day: number): readonly Interval[] {
   return rules.exceptions.get(day) ?? rules.weeklyHours[weekdayOf(day)] ?? [];
 }
 

@@ -10,6 +10,7 @@ import { listSchedules, text } from '../../app/admin-schedules.js';
 import { publicFields, type FormField } from '../../core/forms/form-fields.js';
 import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
 import type { Snapshot } from '../../app/snapshot.js';
+import { openingIntervals } from '../../core/availability/free-slots.js';
 import { html, type Markup } from './html.js';
 import { checkbox, csrfField, fieldError, input, page, select, textarea, type Errors, type PageContext } from './layout.js';
 import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
@@ -112,7 +113,7 @@ ${booking.status === 'booked' ? html`<section><form method="post" action="/admin
     const monday = asked - ((['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].indexOf(weekdayOf(asked)) + 7) % 7);
     const rows = await listBookings(db, { scheduleId: schedule.id, from: dayStart(snapshot, monday), to: dayStart(snapshot, monday + 7) }, clock());
     const days = Array.from({ length: 7 }, (_, i) => monday + i);
-    const hoursOf = (day: number) => schedule.rules.exceptions.get(day) ?? schedule.rules.weeklyHours[weekdayOf(day)] ?? [];
+    const hoursOf = (day: number) => openingIntervals(schedule.rules, day);
     const localDay = (instant: number) => (snapshot.zone ? snapshot.zone.localDayOf(instant) : Math.floor(instant / DAY_MS));
     return sendPage(reply, page(ctx, `Week of ${formatDate(monday)}: ${schedule.name}`, html`
 <p><a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday - 7)}">← Previous week</a> ·
