@@ -7,14 +7,13 @@ import type { Database } from '../db/schema.js';
 import { bumpConfigVersion } from '../db/repos/installation.repository.js';
 import {
   deleteSchedule, insertReason, insertSchedule, loadSchedules, replaceForm, updateReason, updateScheduleHours, updateScheduleSettings,
-  type StoredSchedule,
 } from '../db/repos/schedule.repository.js';
 import { countFutureBookings } from '../db/repos/booking.repository.js';
 import { Conflict, InvalidInput, NotFound } from '../core/errors.js';
 import {
   SETTING_FIELDS, parseExceptions, parseFormField, parseName, parseReason, parseSettings, parseWeeklyHours,
-  type ReasonDefinition, type ScheduleDefinition,
 } from '../core/schedules/schedule-definition.js';
+import type { ReasonDefinition, ScheduleDefinition, StoredSchedule } from '../core/schedules/schedule.js';
 import { DEFAULT_FORM, type FormField } from '../core/forms/form-fields.js';
 import { WEEKDAYS } from '../core/time/calendar.js';
 import { formatClock } from '../core/time/calendar.js';

@@ -2,19 +2,13 @@
 // checked whole before anything is stored.
 import { InvalidInput } from '../errors.js';
 import { WEEKDAYS, formatClock, parseClock, parseDate, type Weekday } from '../time/calendar.js';
-import { MAX_BUFFER_MINUTES, MAX_DURATION_MINUTES, type Interval } from '../availability/free-slots.js';
+import { MAX_BUFFER_MINUTES, MAX_DURATION_MINUTES } from '../availability/free-slots.js';
 import {
   DEFAULT_FORM, FIELD_NAME_RE, FORM_TYPES, INPUT_TYPES, type FormField, type FormType, type InputType,
 } from '../forms/form-fields.js';
-
-export interface ScheduleSettings {
-  readonly slotIntervalMinutes: number;
-  readonly minNoticeMinutes: number;
-  readonly horizonDays: number;
-  readonly capacity: number;
-  readonly bufferBeforeMinutes: number;
-  readonly bufferAfterMinutes: number;
-}
+import type {
+  DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, WeeklyHours,
+} from './schedule.js';
 
 export const DEFAULT_SETTINGS: ScheduleSettings = {
   slotIntervalMinutes: 15, minNoticeMinutes: 0, horizonDays: 60, capacity: 1, bufferBeforeMinutes: 0, bufferAfterMinutes: 0,
@@ -29,29 +23,6 @@ export const SETTING_FIELDS: readonly { key: string; prop: keyof ScheduleSetting
   { key: 'buffer_before_minutes', prop: 'bufferBeforeMinutes', min: 0, max: MAX_BUFFER_MINUTES },
   { key: 'buffer_after_minutes', prop: 'bufferAfterMinutes', min: 0, max: MAX_BUFFER_MINUTES },
 ];
-
-export type WeeklyHours = Readonly<Partial<Record<Weekday, readonly Interval[]>>>;
-
-export interface DateException {
-  /** 'YYYY-MM-DD' */
-  readonly date: string;
-  readonly hours: readonly Interval[];
-}
-
-export interface ReasonDefinition {
-  readonly name: string;
-  readonly description: string;
-  readonly durationMinutes: number;
-}
-
-export interface ScheduleDefinition {
-  readonly name: string;
-  readonly settings: ScheduleSettings;
-  readonly weeklyHours: WeeklyHours;
-  readonly exceptions: readonly DateException[];
-  readonly reasons: readonly ReasonDefinition[];
-  readonly form: readonly FormField[];
-}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const describe = (v: unknown) => JSON.stringify(v) ?? String(v);
@@ -163,11 +134,11 @@ export function parseForm(value: unknown, path: string): FormField[] {
 }
 
 export function parseSettings(item: Record<string, unknown>, at: string): ScheduleSettings {
-  const settings: Record<string, number> = { ...DEFAULT_SETTINGS };
+  const settings: { -readonly [K in keyof ScheduleSettings]: number } = { ...DEFAULT_SETTINGS };
   for (const { key, prop, min, max } of SETTING_FIELDS) {
     if (item[key] !== undefined) settings[prop] = parseInteger(item[key], `${at}.${key}`, min, max);
   }
-  return settings as unknown as ScheduleSettings;
+  return settings;
 }
 
 const KNOWN_KEYS = new Set(['name', 'weekly_hours', 'exceptions', 'reasons', 'form', ...SETTING_FIELDS.map((f) => f.key)]);

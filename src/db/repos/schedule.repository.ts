@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import type { ScheduleDefinition, ScheduleSettings, WeeklyHours, DateException, ReasonDefinition } from '../../core/schedules/schedule-definition.js';
+import type {
+  DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, StoredSchedule, WeeklyHours,
+} from '../../core/schedules/schedule.js';
 import type { FormField, FormType, InputType } from '../../core/forms/form-fields.js';
-import type { Interval } from '../../core/availability/free-slots.js';
 import { formatClock, parseClock } from '../../core/time/calendar.js';
 
 type Q = Kysely<Database>;
@@ -11,16 +12,6 @@ type Q = Kysely<Database>;
 const intervalsToJson = (intervals: readonly Interval[]) => intervals.map((i) => [formatClock(i.start), formatClock(i.end)]);
 const intervalsFromJson = (pairs: [string, string][]): Interval[] =>
   pairs.map(([s, e]) => ({ start: parseClock(s)!, end: parseClock(e, { allow24: true })! }));
-
-export interface StoredSchedule {
-  readonly id: number;
-  readonly name: string;
-  readonly settings: ScheduleSettings;
-  readonly weeklyHours: WeeklyHours;
-  readonly exceptions: readonly DateException[];
-  readonly reasons: readonly (ReasonDefinition & { readonly id: number })[];
-  readonly form: readonly FormField[];
-}
 
 function settingsColumns(s: ScheduleSettings) {
   return {

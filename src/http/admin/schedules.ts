@@ -5,7 +5,7 @@ import {
   addReason, createScheduleFromForm, editReason, exceptionsToText, formFieldOf, formRowsFromInput, getSchedule, intervalsToText,
   listSchedules, removeReason, removeSchedule, saveForm, text, updateScheduleFromForm, type FormInput, type FormRowInput,
 } from '../../app/admin-schedules.js';
-import type { StoredSchedule } from '../../db/repos/schedule.repository.js';
+import type { StoredSchedule } from '../../core/schedules/schedule.js';
 import { DEFAULT_SETTINGS, SETTING_FIELDS } from '../../core/schedules/schedule-definition.js';
 import { FORM_TYPES, INPUT_TYPES } from '../../core/forms/form-fields.js';
 import { WEEKDAYS } from '../../core/time/calendar.js';
