@@ -27,9 +27,12 @@ export const SETTING_FIELDS: readonly { key: string; prop: keyof ScheduleSetting
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const describe = (v: unknown) => JSON.stringify(v) ?? String(v);
 
-function fail(path: string, message: string): never {
-  throw new InvalidInput(`${path}: ${message}`, path);
+function fail(path: string, reason: string): never {
+  throw InvalidInput.at(path, reason);
 }
+
+/** A key's path below `at`; the admin area parses one form's fields at the top (''), naming them by key alone. */
+const child = (at: string, key: string) => (at === '' ? key : `${at}.${key}`);
 
 export function parseName(value: unknown, path: string, max = 200): string {
   if (typeof value !== 'string' || value.trim() === '') fail(path, 'must be a non-empty string');
@@ -96,11 +99,11 @@ export function parseExceptions(value: unknown, path: string): DateException[] {
 export function parseReason(item: unknown, at: string): ReasonDefinition {
   if (!isObject(item)) fail(at, 'must be an object {"name", "description", "duration_minutes"}');
   const description = item.description ?? '';
-  if (typeof description !== 'string' || description.length > 2000) fail(`${at}.description`, 'must be a string of at most 2000 characters');
+  if (typeof description !== 'string' || description.length > 2000) fail(child(at, 'description'), 'must be a string of at most 2000 characters');
   return {
-    name: parseName(item.name, `${at}.name`),
+    name: parseName(item.name, child(at, 'name')),
     description,
-    durationMinutes: parseInteger(item.duration_minutes, `${at}.duration_minutes`, 1, MAX_DURATION_MINUTES),
+    durationMinutes: parseInteger(item.duration_minutes, child(at, 'duration_minutes'), 1, MAX_DURATION_MINUTES),
   };
 }
 
@@ -108,23 +111,23 @@ export function parseFormField(name: string, spec: unknown, at: string): FormFie
   if (!FIELD_NAME_RE.test(name)) fail(at, 'field names are letters, digits and _ (at most 64), not starting with a digit');
   if (!isObject(spec)) fail(at, 'must be an object {"label", "input_type", ...}');
   const formType = (spec.form_type ?? 'textbox') as FormType;
-  if (!FORM_TYPES.includes(formType)) fail(`${at}.form_type`, `must be one of ${FORM_TYPES.join(', ')}`);
+  if (!FORM_TYPES.includes(formType)) fail(child(at, 'form_type'), `must be one of ${FORM_TYPES.join(', ')}`);
   const inputType = (spec.input_type ?? 'text') as InputType;
-  if (!INPUT_TYPES.includes(inputType)) fail(`${at}.input_type`, `must be one of ${INPUT_TYPES.join(', ')}`);
+  if (!INPUT_TYPES.includes(inputType)) fail(child(at, 'input_type'), `must be one of ${INPUT_TYPES.join(', ')}`);
   const required = spec.required ?? false;
-  if (typeof required !== 'boolean') fail(`${at}.required`, 'must be true or false');
+  if (typeof required !== 'boolean') fail(child(at, 'required'), 'must be true or false');
   let options: string[] = [];
   if (formType === 'select') {
     if (!Array.isArray(spec.options) || spec.options.length === 0 || !spec.options.every((o) => typeof o === 'string' && o !== '')) {
-      fail(`${at}.options`, 'a select needs a non-empty list of non-empty strings');
+      fail(child(at, 'options'), 'a select needs a non-empty list of non-empty strings');
     }
     options = [...new Set(spec.options as string[])];
   } else if (spec.options !== undefined) {
-    fail(`${at}.options`, 'only a select has options');
+    fail(child(at, 'options'), 'only a select has options');
   }
   const value = spec.value ?? '';
-  if (typeof value !== 'string') fail(`${at}.value`, 'must be a string');
-  return { name, label: parseName(spec.label ?? name, `${at}.label`), formType, inputType, required, options, value };
+  if (typeof value !== 'string') fail(child(at, 'value'), 'must be a string');
+  return { name, label: parseName(spec.label ?? name, child(at, 'label')), formType, inputType, required, options, value };
 }
 
 export function parseForm(value: unknown, path: string): FormField[] {
@@ -136,7 +139,7 @@ export function parseForm(value: unknown, path: string): FormField[] {
 export function parseSettings(item: Record<string, unknown>, at: string): ScheduleSettings {
   const settings: { -readonly [K in keyof ScheduleSettings]: number } = { ...DEFAULT_SETTINGS };
   for (const { key, prop, min, max } of SETTING_FIELDS) {
-    if (item[key] !== undefined) settings[prop] = parseInteger(item[key], `${at}.${key}`, min, max);
+    if (item[key] !== undefined) settings[prop] = parseInteger(item[key], child(at, key), min, max);
   }
   return settings;
 }

@@ -16,7 +16,7 @@ import { scheduleRoutes } from './schedules.js';
 import { bookingRoutes } from './bookings.js';
 import { customerRoutes } from './customers.js';
 import { mailRoutes, type FixedMailSettings } from './mail.js';
-import { text } from '../../app/admin-schedules.js';
+import { text } from './form-input.js';
 
 export const SESSION_COOKIE = 'admin_session';
 /** double-submit token for the forms shown before there is a session (setup, sign-in) */
