@@ -1,12 +1,11 @@
 // Schedules, reasons and booking forms as the admin area edits them. The inputs arrive typed and checked
 // by core's parsers (http/admin/schedule-form.ts turns the forms into them). Every change bumps the config
 // version.
-import type { Kysely } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { Database } from '../db/schema.js';
 import { bumpConfigVersion } from '../db/repos/installation.repository.js';
 import {
-  deleteSchedule, insertReason, insertSchedule, loadSchedules, replaceForm, updateReason, updateScheduleHours, updateScheduleSettings,
+  countFutureBookingsOfReason, deleteReason, deleteSchedule, insertReason, insertSchedule, loadSchedules, reasonExists, replaceForm,
+  scheduleExists, updateReason, updateScheduleHours, updateScheduleSettings,
 } from '../db/repos/schedule.repository.js';
 import { countFutureBookings } from '../db/repos/booking.repository.js';
 import { Conflict, NotFound } from '../core/errors.js';
@@ -43,9 +42,8 @@ export async function updateSchedule(db: Db, id: number, def: ScheduleEdit): Pro
   });
 }
 
-async function requireSchedule(trx: Kysely<Database>, id: number): Promise<void> {
-  const row = await trx.selectFrom('schedules').select('id').where('id', '=', id).executeTakeFirst();
-  if (!row) throw new NotFound('Schedule not found');
+async function requireSchedule(trx: Db['kysely'], id: number): Promise<void> {
+  if (!(await scheduleExists(trx, id))) throw new NotFound('Schedule not found');
 }
 
 /** Past and cancelled bookings (and their mail) go with the schedule; future ones block the deletion. */
@@ -56,9 +54,6 @@ export async function removeSchedule(db: Db, id: number, now: number): Promise<v
     if (future > 0) {
       throw new Conflict(`This schedule still has ${future} upcoming booking${future === 1 ? '' : 's'}. Cancel ${future === 1 ? 'it' : 'them'} first.`);
     }
-    const bookings = trx.selectFrom('bookings').select('id').where('schedule_id', '=', id);
-    await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
-    await trx.deleteFrom('bookings').where('schedule_id', '=', id).execute();
     await deleteSchedule(trx, id);
     await bumpConfigVersion(trx);
   });
@@ -73,9 +68,8 @@ export async function addReason(db: Db, scheduleId: number, reason: ReasonDefini
   });
 }
 
-async function requireReason(trx: Kysely<Database>, scheduleId: number, reasonId: number): Promise<void> {
-  const row = await trx.selectFrom('reasons').select('id').where('id', '=', reasonId).where('schedule_id', '=', scheduleId).executeTakeFirst();
-  if (!row) throw new NotFound('Reason not found');
+async function requireReason(trx: Db['kysely'], scheduleId: number, reasonId: number): Promise<void> {
+  if (!(await reasonExists(trx, scheduleId, reasonId))) throw new NotFound('Reason not found');
 }
 
 export async function editReason(db: Db, scheduleId: number, reasonId: number, reason: ReasonDefinition): Promise<void> {
@@ -89,13 +83,9 @@ export async function editReason(db: Db, scheduleId: number, reasonId: number, r
 export async function removeReason(db: Db, scheduleId: number, reasonId: number, now: number): Promise<void> {
   await db.write(async (trx) => {
     await requireReason(trx, scheduleId, reasonId);
-    const future = await trx.selectFrom('bookings').select('id').where('reason_id', '=', reasonId)
-      .where('status', '=', 'booked').where('end_at', '>', now).execute();
-    if (future.length > 0) throw new Conflict(`This reason still has ${future.length} upcoming booking(s). Cancel them first.`);
-    const bookings = trx.selectFrom('bookings').select('id').where('reason_id', '=', reasonId);
-    await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
-    await trx.deleteFrom('bookings').where('reason_id', '=', reasonId).execute();
-    await trx.deleteFrom('reasons').where('id', '=', reasonId).execute();
+    const future = await countFutureBookingsOfReason(trx, reasonId, now);
+    if (future > 0) throw new Conflict(`This reason still has ${future} upcoming booking(s). Cancel them first.`);
+    await deleteReason(trx, reasonId);
     await bumpConfigVersion(trx);
   });
 }

@@ -4,7 +4,7 @@ import { InvalidInput } from '../errors.js';
 import { WEEKDAYS, formatClock, parseClock, parseDate, type Weekday } from '../time/calendar.js';
 import { MAX_BUFFER_MINUTES, MAX_DURATION_MINUTES } from '../availability/free-slots.js';
 import {
-  DEFAULT_FORM, FIELD_NAME_RE, FORM_TYPES, INPUT_TYPES, type FormField, type FormType, type InputType,
+  DEFAULT_FORM, FIELD_NAME_RE, FORM_TYPES, INPUT_TYPES, type FormField,
 } from '../forms/form-fields.js';
 import type {
   DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, WeeklyHours,
@@ -26,6 +26,7 @@ export const SETTING_FIELDS: readonly { key: string; prop: keyof ScheduleSetting
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const describe = (v: unknown) => JSON.stringify(v) ?? String(v);
+const isOneOf = <T extends string>(list: readonly T[], v: unknown): v is T => (list as readonly unknown[]).includes(v);
 
 function fail(path: string, reason: string): never {
   throw InvalidInput.at(path, reason);
@@ -76,8 +77,8 @@ export function parseWeeklyHours(value: unknown, path: string): WeeklyHours {
   if (!isObject(value)) fail(path, 'must be an object keyed by weekday (mon … sun)');
   const hours: Partial<Record<Weekday, Interval[]>> = {};
   for (const [day, intervals] of Object.entries(value)) {
-    if (!(WEEKDAYS as readonly string[]).includes(day)) fail(path, `unknown weekday ${describe(day)} (use mon … sun)`);
-    hours[day as Weekday] = parseIntervals(intervals, `${path}.${day}`);
+    if (!isOneOf(WEEKDAYS, day)) fail(path, `unknown weekday ${describe(day)} (use mon … sun)`);
+    hours[day] = parseIntervals(intervals, `${path}.${day}`);
   }
   return hours;
 }
@@ -110,10 +111,10 @@ export function parseReason(item: unknown, at: string): ReasonDefinition {
 export function parseFormField(name: string, spec: unknown, at: string): FormField {
   if (!FIELD_NAME_RE.test(name)) fail(at, 'field names are letters, digits and _ (at most 64), not starting with a digit');
   if (!isObject(spec)) fail(at, 'must be an object {"label", "input_type", ...}');
-  const formType = (spec.form_type ?? 'textbox') as FormType;
-  if (!FORM_TYPES.includes(formType)) fail(child(at, 'form_type'), `must be one of ${FORM_TYPES.join(', ')}`);
-  const inputType = (spec.input_type ?? 'text') as InputType;
-  if (!INPUT_TYPES.includes(inputType)) fail(child(at, 'input_type'), `must be one of ${INPUT_TYPES.join(', ')}`);
+  const formType = spec.form_type ?? 'textbox';
+  if (!isOneOf(FORM_TYPES, formType)) fail(child(at, 'form_type'), `must be one of ${FORM_TYPES.join(', ')}`);
+  const inputType = spec.input_type ?? 'text';
+  if (!isOneOf(INPUT_TYPES, inputType)) fail(child(at, 'input_type'), `must be one of ${INPUT_TYPES.join(', ')}`);
   const required = spec.required ?? false;
   if (typeof required !== 'boolean') fail(child(at, 'required'), 'must be true or false');
   let options: string[] = [];

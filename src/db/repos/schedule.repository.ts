@@ -49,7 +49,20 @@ export async function updateScheduleHours(trx: Q, id: number, weeklyHours: Weekl
   await trx.updateTable('schedules').set(hoursColumns(weeklyHours, exceptions)).where('id', '=', id).execute();
 }
 
+export async function scheduleExists(db: Q, id: number): Promise<boolean> {
+  return (await db.selectFrom('schedules').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+export async function reasonExists(db: Q, scheduleId: number, reasonId: number): Promise<boolean> {
+  const row = await db.selectFrom('reasons').select('id').where('id', '=', reasonId).where('schedule_id', '=', scheduleId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The schedule with its bookings and their mail; its reasons and form go with it (foreign keys cascade). */
 export async function deleteSchedule(trx: Q, id: number): Promise<void> {
+  const bookings = trx.selectFrom('bookings').select('id').where('schedule_id', '=', id);
+  await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
+  await trx.deleteFrom('bookings').where('schedule_id', '=', id).execute();
   await trx.deleteFrom('schedules').where('id', '=', id).execute();
 }
 
@@ -58,6 +71,21 @@ export async function insertReason(trx: Q, scheduleId: number, reason: ReasonDef
     .values({ schedule_id: scheduleId, name: reason.name, description: reason.description, duration_minutes: reason.durationMinutes })
     .returning('id').executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** Booked appointments of a reason that have not ended yet. */
+export async function countFutureBookingsOfReason(db: Q, reasonId: number, now: number): Promise<number> {
+  const rows = await db.selectFrom('bookings').select('id').where('reason_id', '=', reasonId)
+    .where('status', '=', 'booked').where('end_at', '>', now).execute();
+  return rows.length;
+}
+
+/** The reason with its bookings and their mail. */
+export async function deleteReason(trx: Q, id: number): Promise<void> {
+  const bookings = trx.selectFrom('bookings').select('id').where('reason_id', '=', id);
+  await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
+  await trx.deleteFrom('bookings').where('reason_id', '=', id).execute();
+  await trx.deleteFrom('reasons').where('id', '=', id).execute();
 }
 
 export async function updateReason(trx: Q, id: number, reason: ReasonDefinition): Promise<void> {
