@@ -58,11 +58,16 @@ export async function reasonExists(db: Q, scheduleId: number, reasonId: number):
   return row !== undefined;
 }
 
+/** A schedule's or a reason's bookings, with their mail. */
+async function deleteBookingsOf(trx: Q, column: 'schedule_id' | 'reason_id', id: number): Promise<void> {
+  const bookings = trx.selectFrom('bookings').select('id').where(column, '=', id);
+  await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
+  await trx.deleteFrom('bookings').where(column, '=', id).execute();
+}
+
 /** The schedule with its bookings and their mail; its reasons and form go with it (foreign keys cascade). */
 export async function deleteSchedule(trx: Q, id: number): Promise<void> {
-  const bookings = trx.selectFrom('bookings').select('id').where('schedule_id', '=', id);
-  await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
-  await trx.deleteFrom('bookings').where('schedule_id', '=', id).execute();
+  await deleteBookingsOf(trx, 'schedule_id', id);
   await trx.deleteFrom('schedules').where('id', '=', id).execute();
 }
 
@@ -82,9 +87,7 @@ export async function countFutureBookingsOfReason(db: Q, reasonId: number, now: 
 
 /** The reason with its bookings and their mail. */
 export async function deleteReason(trx: Q, id: number): Promise<void> {
-  const bookings = trx.selectFrom('bookings').select('id').where('reason_id', '=', id);
-  await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
-  await trx.deleteFrom('bookings').where('reason_id', '=', id).execute();
+  await deleteBookingsOf(trx, 'reason_id', id);
   await trx.deleteFrom('reasons').where('id', '=', id).execute();
 }
 
