@@ -10,7 +10,8 @@ import {
 } from '../core/availability/free-slots.js';
 import { publicFields, type FormField } from '../core/forms/form-fields.js';
 import { formatDate, formatLocalDateTime, parseDate, parseLocalDateTime } from '../core/time/calendar.js';
-import type { ReasonView, ScheduleView, Snapshot } from './snapshot.js';
+import type { ScheduleView, Snapshot } from './snapshot.js';
+import type { StoredReason } from '../core/schedules/schedule.js';
 
 export function findSchedule(snapshot: Snapshot, scheduleId: number | null): ScheduleView {
   const schedule = scheduleId === null ? undefined : snapshot.schedules.get(scheduleId);
@@ -18,18 +19,18 @@ export function findSchedule(snapshot: Snapshot, scheduleId: number | null): Sch
   return schedule;
 }
 
-export function findReason(schedule: ScheduleView, reasonId: number | null): ReasonView {
+export function findReason(schedule: ScheduleView, reasonId: number | null): StoredReason {
   const reason = reasonId === null ? undefined : schedule.reasons.get(reasonId);
   if (!reason) throw new NotFound('Reason not found');
   return reason;
 }
 
-export function availabilityContext(snapshot: Snapshot, schedule: ScheduleView, reason: ReasonView, now: number): AvailabilityContext {
+export function availabilityContext(snapshot: Snapshot, schedule: ScheduleView, reason: StoredReason, now: number): AvailabilityContext {
   if (!snapshot.zone) throw new Error('installation has no time zone');
   return { rules: schedule.rules, durationMinutes: reason.durationMinutes, zone: snapshot.zone, now };
 }
 
-export function listReasons(snapshot: Snapshot, scheduleId: number | null): ReasonView[] {
+export function listReasons(snapshot: Snapshot, scheduleId: number | null): StoredReason[] {
   return [...findSchedule(snapshot, scheduleId).reasons.values()];
 }
 
@@ -62,7 +63,7 @@ export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | 
 }
 
 /** The free times of one local day (cached), or null when the day lies outside today..horizon. */
-async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, reason: ReasonView, day: number, now: number, known: Versions | undefined): Promise<DaySlots | null> {
+async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, reason: StoredReason, day: number, now: number, known: Versions | undefined): Promise<DaySlots | null> {
   const ctx = availabilityContext(snapshot, schedule, reason, now);
   const window = bookingWindow(ctx);
   if (day < window.firstDay || day > window.lastDay) return null;

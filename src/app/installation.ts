@@ -60,6 +60,39 @@ export async function generateToken(db: Db): Promise<string> {
   return token;
 }
 
+export interface GeneralSettings {
+  readonly name: string;
+  readonly timezone: string;
+  readonly notifyEmail: string;
+}
+
+const GENERAL_SETTING_KEYS = {
+  name: 'installation.name', timezone: 'installation.timezone', notifyEmail: 'installation.notify_email',
+} as const satisfies Record<keyof GeneralSettings, SettingKey>;
+
+export type GeneralSettingsProblems = Partial<Record<keyof GeneralSettings, InvalidInput>>;
+
+/**
+ * The installation's name, zone and notification address, saved together in one transaction. All three
+ * are checked first, so that a page can name every wrong one: returns the problems, and saves nothing
+ * unless there are none.
+ */
+export async function saveGeneralSettings(db: Db, input: GeneralSettings): Promise<GeneralSettingsProblems> {
+  const values: Partial<Record<SettingKey, unknown>> = {};
+  const problems: GeneralSettingsProblems = {};
+  for (const prop of ['name', 'timezone', 'notifyEmail'] as const) {
+    const key = GENERAL_SETTING_KEYS[prop];
+    try {
+      values[key] = parseOperatorSetting(key, input[prop]);
+    } catch (error) {
+      if (!(error instanceof InvalidInput)) throw error;
+      problems[prop] = error;
+    }
+  }
+  if (Object.keys(problems).length === 0) await saveSettings(db, values);
+  return problems;
+}
+
 /** `booking set KEY VALUE` */
 export async function setOperatorSetting(db: Db, key: string, text: string): Promise<void> {
   const value = parseOperatorSetting(key, text);

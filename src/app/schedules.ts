@@ -3,7 +3,8 @@
 import type { Db } from '../db/connect.js';
 import { bumpConfigVersion } from '../db/repos/installation.repository.js';
 import { insertSchedule } from '../db/repos/schedule.repository.js';
-import { parseImportFile, type ScheduleDefinition } from '../core/schedules/schedule-definition.js';
+import { parseImportFile } from '../core/schedules/schedule-definition.js';
+import type { ScheduleDefinition } from '../core/schedules/schedule.js';
 
 export interface ImportedSchedule {
   id: number;

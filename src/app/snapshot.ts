@@ -4,27 +4,16 @@
 // cost of one primary-key read per request.
 import type { Db } from '../db/connect.js';
 import { loadSettings } from '../db/repos/installation.repository.js';
-import { loadSchedules, type StoredSchedule } from '../db/repos/schedule.repository.js';
+import { loadSchedules } from '../db/repos/schedule.repository.js';
 import type { InstallationSettings } from '../core/settings.js';
-import type { ScheduleRules } from '../core/availability/free-slots.js';
-import type { FormField } from '../core/forms/form-fields.js';
+import type { ScheduleRules, StoredReason, StoredSchedule } from '../core/schedules/schedule.js';
 import { parseDate } from '../core/time/calendar.js';
 import { TimeZone } from '../core/time/zone.js';
 
-export interface ReasonView {
-  readonly id: number;
-  readonly name: string;
-  readonly description: string;
-  readonly durationMinutes: number;
-}
-
-export interface ScheduleView {
-  readonly id: number;
-  readonly name: string;
+/** A stored schedule as the API reads it: the engine's rules, and the reasons by id. */
+export interface ScheduleView extends Pick<StoredSchedule, 'id' | 'name' | 'form'> {
   readonly rules: ScheduleRules;
-  readonly reasons: ReadonlyMap<number, ReasonView>;
-  readonly form: readonly FormField[];
-  readonly stored: StoredSchedule;
+  readonly reasons: ReadonlyMap<number, StoredReason>;
 }
 
 export interface Snapshot {
@@ -47,7 +36,6 @@ function viewOf(s: StoredSchedule): ScheduleView {
     },
     reasons: new Map(s.reasons.map((r) => [r.id, r])),
     form: s.form,
-    stored: s,
   };
 }
 

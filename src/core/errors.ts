@@ -1,10 +1,24 @@
 // Domain errors carry no HTTP status: the HTTP layer maps them in one place (src/http/errors.ts).
 
-/** Input that breaks a rule; `field` names the offending field when there is one. */
+/**
+ * Input that breaks a rule. `reason` says what is wrong; `path` says where, when there is a where: a field
+ * ("admin_email") or a place in a nested document ("schedules[0].weekly_hours.mon[1]"). `message` is the
+ * text the API and the CLI print: the reason, or the reason with its place when that reads better.
+ */
 export class InvalidInput extends Error {
-  constructor(message: string, readonly field?: string) {
+  constructor(readonly reason: string, readonly path?: string, message: string = reason) {
     super(message);
     this.name = 'InvalidInput';
+  }
+
+  /** The reason with its path in front, as `booking import` names a problem in the file. */
+  static at(path: string, reason: string): InvalidInput {
+    return new InvalidInput(reason, path, `${path}: ${reason}`);
+  }
+
+  /** the API's `field` */
+  get field(): string | undefined {
+    return this.path;
   }
 }
 

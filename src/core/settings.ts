@@ -108,11 +108,11 @@ export function unmaskSmtpUrl(submitted: string, stored: string, field = 'smtp_u
 /** What `booking set KEY VALUE` accepts: each key with the parser of its text value. */
 export const OPERATOR_SETTINGS: Readonly<Record<string, (text: string) => unknown>> = {
   'api.rate_limit_per_minute': (text) => {
-    if (!/^[1-9][0-9]{0,6}$/.test(text)) throw new InvalidInput('api.rate_limit_per_minute must be a whole number from 1 to 9999999', 'value');
+    if (!/^[1-9][0-9]{0,6}$/.test(text)) throw new InvalidInput('must be a whole number from 1 to 9999999', 'value', 'api.rate_limit_per_minute must be a whole number from 1 to 9999999');
     return Number(text);
   },
   'installation.name': (text) => {
-    if (text.trim() === '' || text.length > 200) throw new InvalidInput('installation.name must be 1 to 200 characters', 'value');
+    if (text.trim() === '' || text.length > 200) throw new InvalidInput('must be 1 to 200 characters', 'value', 'installation.name must be 1 to 200 characters');
     return text.trim();
   },
   'installation.timezone': (text) => parseTimezone(text),

@@ -12,8 +12,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   freeDays, freeDaysWithExpiry, freeSlotsOn, freeSlotsWithExpiry, findFreeSlot, relevantBookingStarts,
-  type AvailabilityContext, type BookedTime, type Interval, type ScheduleRules,
+  type AvailabilityContext, type BookedTime,
 } from '../../src/core/availability/free-slots.js';
+import type { Interval, ScheduleRules } from '../../src/core/schedules/schedule.js';
 import { WEEKDAYS, type Weekday } from '../../src/core/time/calendar.js';
 import { TimeZone } from '../../src/core/time/zone.js';
 

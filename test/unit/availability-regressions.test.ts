@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   freeDays, freeSlotsOn, findFreeSlot,
-  type AvailabilityContext, type BookedTime, type Interval, type ScheduleRules,
+  type AvailabilityContext, type BookedTime,
 } from '../../src/core/availability/free-slots.js';
+import type { Interval, ScheduleRules } from '../../src/core/schedules/schedule.js';
 import { WEEKDAYS, formatClock, formatDate, formatUtc, parseClock, parseDate } from '../../src/core/time/calendar.js';
 import { TimeZone } from '../../src/core/time/zone.js';
 

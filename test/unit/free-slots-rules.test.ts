@@ -2,7 +2,8 @@
 // DST edges and random schedules against a reference: availability-*.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freeDays, freeSlotsOn, findFreeSlot, type ScheduleRules, type BookedTime } from '../../src/core/availability/free-slots.js';
+import { freeDays, freeSlotsOn, findFreeSlot, type BookedTime } from '../../src/core/availability/free-slots.js';
+import type { ScheduleRules } from '../../src/core/schedules/schedule.js';
 import { formatClock, formatDate, parseDate } from '../../src/core/time/calendar.js';
 import { TimeZone } from '../../src/core/time/zone.js';
 

@@ -1,26 +1,9 @@
 // The one rule that decides what a customer can book (decisions §4). /days, /slots, /forms and
 // POST /bookings all ask these functions, so they cannot disagree. Pure: the clock, the zone, the
 // settings and the existing bookings are arguments.
-import { MINUTE_MS, weekdayOf, type Weekday } from '../time/calendar.js';
+import { MINUTE_MS, weekdayOf } from '../time/calendar.js';
 import type { TimeZone } from '../time/zone.js';
-
-/** Minutes after local midnight; `end` may be 1440 (24:00). */
-export interface Interval {
-  readonly start: number;
-  readonly end: number;
-}
-
-export interface ScheduleRules {
-  readonly slotIntervalMinutes: number;
-  readonly minNoticeMinutes: number;
-  readonly horizonDays: number;
-  readonly capacity: number;
-  readonly bufferBeforeMinutes: number;
-  readonly bufferAfterMinutes: number;
-  readonly weeklyHours: Readonly<Partial<Record<Weekday, readonly Interval[]>>>;
-  /** local day (days since epoch) -> that day's own intervals; an empty list closes the day */
-  readonly exceptions: ReadonlyMap<number, readonly Interval[]>;
-}
+import type { Interval, ScheduleRules } from '../schedules/schedule.js';
 
 /** An existing booking, as instants (ms); buffers are added from the schedule's current rules. */
 export interface BookedTime {
@@ -108,7 +91,8 @@ class Occupancy {
   }
 }
 
-function openingIntervals(rules: ScheduleRules, day: number): readonly Interval[] {
+/** A local day's opening hours: its exception if it has one, else its weekday's hours. */
+export function openingIntervals(rules: ScheduleRules, day: number): readonly Interval[] {
   return rules.exceptions.get(day) ?? rules.weeklyHours[weekdayOf(day)] ?? [];
 }
 

@@ -1,4 +1,5 @@
 // A schedule's booking form (decisions §4 "Forms") and the validation of a submission against it (§5).
+import { parseDate } from '../time/calendar.js';
 
 export const FORM_TYPES = ['textbox', 'textarea', 'checkbox', 'select'] as const;
 export const INPUT_TYPES = ['text', 'email', 'tel', 'number', 'date'] as const;
@@ -47,17 +48,9 @@ export const FIELD_REQUIRED = 'Field is required';
 const EMAIL_RE = /^[^\s@"<>,;:()\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 const TEL_RE = /^[0-9 +\-().]+$/;
 const NUMBER_RE = /^\s*-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
-const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export function isEmailAddress(text: string): boolean {
   return text.length <= 254 && EMAIL_RE.test(text);
-}
-
-function isRealDate(text: string): boolean {
-  const m = DATE_RE.exec(text);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
 }
 
 type Checked = { answer: Answer | undefined } | { error: string };
@@ -89,7 +82,7 @@ function checkField(field: FormField, raw: unknown): Checked {
       if (!NUMBER_RE.test(text) || !Number.isFinite(Number(text))) return { error: 'Must be a number' };
       break;
     case 'date':
-      if (!isRealDate(text.trim())) return { error: 'Must be a date (YYYY-MM-DD)' };
+      if (parseDate(text.trim()) === null) return { error: 'Must be a date (YYYY-MM-DD)' };
       break;
     case 'text':
       break;

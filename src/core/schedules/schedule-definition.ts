@@ -2,19 +2,13 @@
 // checked whole before anything is stored.
 import { InvalidInput } from '../errors.js';
 import { WEEKDAYS, formatClock, parseClock, parseDate, type Weekday } from '../time/calendar.js';
-import { MAX_BUFFER_MINUTES, MAX_DURATION_MINUTES, type Interval } from '../availability/free-slots.js';
+import { MAX_BUFFER_MINUTES, MAX_DURATION_MINUTES } from '../availability/free-slots.js';
 import {
-  DEFAULT_FORM, FIELD_NAME_RE, FORM_TYPES, INPUT_TYPES, type FormField, type FormType, type InputType,
+  DEFAULT_FORM, FIELD_NAME_RE, FORM_TYPES, INPUT_TYPES, type FormField,
 } from '../forms/form-fields.js';
-
-export interface ScheduleSettings {
-  readonly slotIntervalMinutes: number;
-  readonly minNoticeMinutes: number;
-  readonly horizonDays: number;
-  readonly capacity: number;
-  readonly bufferBeforeMinutes: number;
-  readonly bufferAfterMinutes: number;
-}
+import type {
+  DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, WeeklyHours,
+} from './schedule.js';
 
 export const DEFAULT_SETTINGS: ScheduleSettings = {
   slotIntervalMinutes: 15, minNoticeMinutes: 0, horizonDays: 60, capacity: 1, bufferBeforeMinutes: 0, bufferAfterMinutes: 0,
@@ -30,35 +24,16 @@ export const SETTING_FIELDS: readonly { key: string; prop: keyof ScheduleSetting
   { key: 'buffer_after_minutes', prop: 'bufferAfterMinutes', min: 0, max: MAX_BUFFER_MINUTES },
 ];
 
-export type WeeklyHours = Readonly<Partial<Record<Weekday, readonly Interval[]>>>;
-
-export interface DateException {
-  /** 'YYYY-MM-DD' */
-  readonly date: string;
-  readonly hours: readonly Interval[];
-}
-
-export interface ReasonDefinition {
-  readonly name: string;
-  readonly description: string;
-  readonly durationMinutes: number;
-}
-
-export interface ScheduleDefinition {
-  readonly name: string;
-  readonly settings: ScheduleSettings;
-  readonly weeklyHours: WeeklyHours;
-  readonly exceptions: readonly DateException[];
-  readonly reasons: readonly ReasonDefinition[];
-  readonly form: readonly FormField[];
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const describe = (v: unknown) => JSON.stringify(v) ?? String(v);
+const isOneOf = <T extends string>(list: readonly T[], v: unknown): v is T => (list as readonly unknown[]).includes(v);
 
-function fail(path: string, message: string): never {
-  throw new InvalidInput(`${path}: ${message}`, path);
+function fail(path: string, reason: string): never {
+  throw InvalidInput.at(path, reason);
 }
+
+/** A key's path below `at`; the admin area parses one form's fields at the top (''), naming them by key alone. */
+const child = (at: string, key: string) => (at === '' ? key : `${at}.${key}`);
 
 export function parseName(value: unknown, path: string, max = 200): string {
   if (typeof value !== 'string' || value.trim() === '') fail(path, 'must be a non-empty string');
@@ -102,8 +77,8 @@ export function parseWeeklyHours(value: unknown, path: string): WeeklyHours {
   if (!isObject(value)) fail(path, 'must be an object keyed by weekday (mon … sun)');
   const hours: Partial<Record<Weekday, Interval[]>> = {};
   for (const [day, intervals] of Object.entries(value)) {
-    if (!(WEEKDAYS as readonly string[]).includes(day)) fail(path, `unknown weekday ${describe(day)} (use mon … sun)`);
-    hours[day as Weekday] = parseIntervals(intervals, `${path}.${day}`);
+    if (!isOneOf(WEEKDAYS, day)) fail(path, `unknown weekday ${describe(day)} (use mon … sun)`);
+    hours[day] = parseIntervals(intervals, `${path}.${day}`);
   }
   return hours;
 }
@@ -125,35 +100,35 @@ export function parseExceptions(value: unknown, path: string): DateException[] {
 export function parseReason(item: unknown, at: string): ReasonDefinition {
   if (!isObject(item)) fail(at, 'must be an object {"name", "description", "duration_minutes"}');
   const description = item.description ?? '';
-  if (typeof description !== 'string' || description.length > 2000) fail(`${at}.description`, 'must be a string of at most 2000 characters');
+  if (typeof description !== 'string' || description.length > 2000) fail(child(at, 'description'), 'must be a string of at most 2000 characters');
   return {
-    name: parseName(item.name, `${at}.name`),
+    name: parseName(item.name, child(at, 'name')),
     description,
-    durationMinutes: parseInteger(item.duration_minutes, `${at}.duration_minutes`, 1, MAX_DURATION_MINUTES),
+    durationMinutes: parseInteger(item.duration_minutes, child(at, 'duration_minutes'), 1, MAX_DURATION_MINUTES),
   };
 }
 
 export function parseFormField(name: string, spec: unknown, at: string): FormField {
   if (!FIELD_NAME_RE.test(name)) fail(at, 'field names are letters, digits and _ (at most 64), not starting with a digit');
   if (!isObject(spec)) fail(at, 'must be an object {"label", "input_type", ...}');
-  const formType = (spec.form_type ?? 'textbox') as FormType;
-  if (!FORM_TYPES.includes(formType)) fail(`${at}.form_type`, `must be one of ${FORM_TYPES.join(', ')}`);
-  const inputType = (spec.input_type ?? 'text') as InputType;
-  if (!INPUT_TYPES.includes(inputType)) fail(`${at}.input_type`, `must be one of ${INPUT_TYPES.join(', ')}`);
+  const formType = spec.form_type ?? 'textbox';
+  if (!isOneOf(FORM_TYPES, formType)) fail(child(at, 'form_type'), `must be one of ${FORM_TYPES.join(', ')}`);
+  const inputType = spec.input_type ?? 'text';
+  if (!isOneOf(INPUT_TYPES, inputType)) fail(child(at, 'input_type'), `must be one of ${INPUT_TYPES.join(', ')}`);
   const required = spec.required ?? false;
-  if (typeof required !== 'boolean') fail(`${at}.required`, 'must be true or false');
+  if (typeof required !== 'boolean') fail(child(at, 'required'), 'must be true or false');
   let options: string[] = [];
   if (formType === 'select') {
     if (!Array.isArray(spec.options) || spec.options.length === 0 || !spec.options.every((o) => typeof o === 'string' && o !== '')) {
-      fail(`${at}.options`, 'a select needs a non-empty list of non-empty strings');
+      fail(child(at, 'options'), 'a select needs a non-empty list of non-empty strings');
     }
     options = [...new Set(spec.options as string[])];
   } else if (spec.options !== undefined) {
-    fail(`${at}.options`, 'only a select has options');
+    fail(child(at, 'options'), 'only a select has options');
   }
   const value = spec.value ?? '';
-  if (typeof value !== 'string') fail(`${at}.value`, 'must be a string');
-  return { name, label: parseName(spec.label ?? name, `${at}.label`), formType, inputType, required, options, value };
+  if (typeof value !== 'string') fail(child(at, 'value'), 'must be a string');
+  return { name, label: parseName(spec.label ?? name, child(at, 'label')), formType, inputType, required, options, value };
 }
 
 export function parseForm(value: unknown, path: string): FormField[] {
@@ -163,11 +138,11 @@ export function parseForm(value: unknown, path: string): FormField[] {
 }
 
 export function parseSettings(item: Record<string, unknown>, at: string): ScheduleSettings {
-  const settings: Record<string, number> = { ...DEFAULT_SETTINGS };
+  const settings: { -readonly [K in keyof ScheduleSettings]: number } = { ...DEFAULT_SETTINGS };
   for (const { key, prop, min, max } of SETTING_FIELDS) {
-    if (item[key] !== undefined) settings[prop] = parseInteger(item[key], `${at}.${key}`, min, max);
+    if (item[key] !== undefined) settings[prop] = parseInteger(item[key], child(at, key), min, max);
   }
-  return settings as unknown as ScheduleSettings;
+  return settings;
 }
 
 const KNOWN_KEYS = new Set(['name', 'weekly_hours', 'exceptions', 'reasons', 'form', ...SETTING_FIELDS.map((f) => f.key)]);

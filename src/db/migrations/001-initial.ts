@@ -1,11 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../connect.js';
+import { columnTypes } from './columns.js';
 
 export function initial(dialect: DialectName) {
-  // the two engines differ only in how an identity column and a 64-bit integer are spelled
-  const id = dialect === 'postgres' ? 'serial' : 'integer';
-  const instant = dialect === 'postgres' ? 'bigint' : 'integer';
-  const idColumn = (c: any) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement());
+  const { id, instant, idColumn } = columnTypes(dialect);
 
   return {
     async up(db: Kysely<any>) {

@@ -1,13 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../connect.js';
+import { columnTypes } from './columns.js';
 
 // Failed admin sign-ins, one row per failure and key, so that every instance on this database counts the
 // same failures (a throttle kept in process memory gave N instances N times the attempts). Rows older than
 // the throttle's window are deleted by the throttle itself, so the table stays small.
 export function signInFailures(dialect: DialectName) {
-  const id = dialect === 'postgres' ? 'serial' : 'integer';
-  const instant = dialect === 'postgres' ? 'bigint' : 'integer';
-  const idColumn = (c: any) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement());
+  const { id, instant, idColumn } = columnTypes(dialect);
   return {
     async up(db: Kysely<any>) {
       await db.schema.createTable('sign_in_failures')

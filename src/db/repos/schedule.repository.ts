@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import type { ScheduleDefinition, ScheduleSettings, WeeklyHours, DateException, ReasonDefinition } from '../../core/schedules/schedule-definition.js';
+import type {
+  DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, StoredSchedule, WeeklyHours,
+} from '../../core/schedules/schedule.js';
 import type { FormField, FormType, InputType } from '../../core/forms/form-fields.js';
-import type { Interval } from '../../core/availability/free-slots.js';
 import { formatClock, parseClock } from '../../core/time/calendar.js';
 
 type Q = Kysely<Database>;
@@ -11,16 +12,6 @@ type Q = Kysely<Database>;
 const intervalsToJson = (intervals: readonly Interval[]) => intervals.map((i) => [formatClock(i.start), formatClock(i.end)]);
 const intervalsFromJson = (pairs: [string, string][]): Interval[] =>
   pairs.map(([s, e]) => ({ start: parseClock(s)!, end: parseClock(e, { allow24: true })! }));
-
-export interface StoredSchedule {
-  readonly id: number;
-  readonly name: string;
-  readonly settings: ScheduleSettings;
-  readonly weeklyHours: WeeklyHours;
-  readonly exceptions: readonly DateException[];
-  readonly reasons: readonly (ReasonDefinition & { readonly id: number })[];
-  readonly form: readonly FormField[];
-}
 
 function settingsColumns(s: ScheduleSettings) {
   return {
@@ -58,7 +49,25 @@ export async function updateScheduleHours(trx: Q, id: number, weeklyHours: Weekl
   await trx.updateTable('schedules').set(hoursColumns(weeklyHours, exceptions)).where('id', '=', id).execute();
 }
 
+export async function scheduleExists(db: Q, id: number): Promise<boolean> {
+  return (await db.selectFrom('schedules').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+export async function reasonExists(db: Q, scheduleId: number, reasonId: number): Promise<boolean> {
+  const row = await db.selectFrom('reasons').select('id').where('id', '=', reasonId).where('schedule_id', '=', scheduleId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A schedule's or a reason's bookings, with their mail. */
+async function deleteBookingsOf(trx: Q, column: 'schedule_id' | 'reason_id', id: number): Promise<void> {
+  const bookings = trx.selectFrom('bookings').select('id').where(column, '=', id);
+  await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
+  await trx.deleteFrom('bookings').where(column, '=', id).execute();
+}
+
+/** The schedule with its bookings and their mail; its reasons and form go with it (foreign keys cascade). */
 export async function deleteSchedule(trx: Q, id: number): Promise<void> {
+  await deleteBookingsOf(trx, 'schedule_id', id);
   await trx.deleteFrom('schedules').where('id', '=', id).execute();
 }
 
@@ -67,6 +76,19 @@ export async function insertReason(trx: Q, scheduleId: number, reason: ReasonDef
     .values({ schedule_id: scheduleId, name: reason.name, description: reason.description, duration_minutes: reason.durationMinutes })
     .returning('id').executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** Booked appointments of a reason that have not ended yet. */
+export async function countFutureBookingsOfReason(db: Q, reasonId: number, now: number): Promise<number> {
+  const rows = await db.selectFrom('bookings').select('id').where('reason_id', '=', reasonId)
+    .where('status', '=', 'booked').where('end_at', '>', now).execute();
+  return rows.length;
+}
+
+/** The reason with its bookings and their mail. */
+export async function deleteReason(trx: Q, id: number): Promise<void> {
+  await deleteBookingsOf(trx, 'reason_id', id);
+  await trx.deleteFrom('reasons').where('id', '=', id).execute();
 }
 
 export async function updateReason(trx: Q, id: number, reason: ReasonDefinition): Promise<void> {

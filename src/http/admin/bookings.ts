@@ -6,10 +6,12 @@ import { InvalidInput, NotFound } from '../../core/errors.js';
 import { listBookings, findBooking, type BookingRow } from '../../app/admin-bookings.js';
 import { cancelBooking, createBooking } from '../../app/bookings.js';
 import { listSlots } from '../../app/availability.js';
-import { listSchedules, text } from '../../app/admin-schedules.js';
+import { listSchedules } from '../../app/admin-schedules.js';
+import { text } from './form-input.js';
 import { publicFields, type FormField } from '../../core/forms/form-fields.js';
 import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
 import type { Snapshot } from '../../app/snapshot.js';
+import { openingIntervals } from '../../core/availability/free-slots.js';
 import { html, type Markup } from './html.js';
 import { checkbox, csrfField, fieldError, input, page, select, textarea, type Errors } from './layout.js';
 import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
@@ -123,7 +125,7 @@ function weekCalendarRoute(app: FastifyInstance, { db, clock }: AdminDeps): void
     const monday = asked - ((['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].indexOf(weekdayOf(asked)) + 7) % 7);
     const rows = await listBookings(db, { scheduleId: schedule.id, from: dayStart(snapshot, monday), to: dayStart(snapshot, monday + 7) }, clock());
     const days = Array.from({ length: 7 }, (_, i) => monday + i);
-    const hoursOf = (day: number) => schedule.rules.exceptions.get(day) ?? schedule.rules.weeklyHours[weekdayOf(day)] ?? [];
+    const hoursOf = (day: number) => openingIntervals(schedule.rules, day);
     const localDay = (instant: number) => (snapshot.zone ? snapshot.zone.localDayOf(instant) : Math.floor(instant / DAY_MS));
     return sendPage(reply, page(ctx, `Week of ${formatDate(monday)}: ${schedule.name}`, html`
 <p><a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday - 7)}">← Previous week</a> ·

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/connect.js';
 import type { SnapshotCache, Snapshot } from '../../app/snapshot.js';
 import type { Session } from '../../app/admin-auth.js';
-import type { FormInput } from '../../app/admin-schedules.js';
+import type { FormInput } from './form-input.js';
 import { formatClock, formatDate } from '../../core/time/calendar.js';
 import type { PageContext } from './layout.js';
 

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NotFound } from '../../core/errors.js';
 import { countMessages, listMessages, previewMessage, retryMessage, MESSAGE_STATES, type MessageState } from '../../app/outbox.js';
 import { saveSendingSettings } from '../../app/sending-settings.js';
-import { text } from '../../app/admin-schedules.js';
+import { text } from './form-input.js';
 import { maskSmtpUrl } from '../../core/settings.js';
 import { html, type Markup } from './html.js';
 import { csrfField, input, page, select, type Errors } from './layout.js';

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { InvalidInput } from '../../core/errors.js';
 import { changePassword } from '../../app/admin-auth.js';
-import { text } from '../../app/admin-schedules.js';
+import { text } from './form-input.js';
 import { html } from './html.js';
 import { csrfField, input, page, type Errors, type PageContext } from './layout.js';
 import { body, query, sendPage, state, type AdminDeps } from './context.js';

@@ -1,17 +1,22 @@
 // Schedules: list, create, edit (settings, weekly hours, exceptions), delete; reasons; the booking form.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput, NotFound } from '../../core/errors.js';
 import {
-  addReason, createScheduleFromForm, editReason, exceptionsToText, formFieldOf, formRowsFromInput, getSchedule, intervalsToText,
-  listSchedules, removeReason, removeSchedule, saveForm, text, updateScheduleFromForm, type FormInput, type FormRowInput,
+  addReason, createSchedule, editReason, getSchedule, listSchedules, removeReason, removeSchedule, saveForm, updateSchedule,
 } from '../../app/admin-schedules.js';
-import type { StoredSchedule } from '../../db/repos/schedule.repository.js';
-import { DEFAULT_SETTINGS, SETTING_FIELDS } from '../../core/schedules/schedule-definition.js';
+import type { Db } from '../../db/connect.js';
+import type { StoredReason, StoredSchedule } from '../../core/schedules/schedule.js';
+import { SETTING_FIELDS } from '../../core/schedules/schedule-definition.js';
 import { FORM_TYPES, INPUT_TYPES } from '../../core/forms/form-fields.js';
 import { WEEKDAYS } from '../../core/time/calendar.js';
 import { html, type Markup } from './html.js';
-import { checkbox, csrfField, fieldError, input, page, textarea, type Errors, type PageContext } from './layout.js';
+import { csrfField, fieldError, input, page, textarea, type Errors, type PageContext } from './layout.js';
 import { body, idParam, query, sendPage, state, type AdminDeps } from './context.js';
+import { text, type FormInput } from './form-input.js';
+import {
+  formFromRows, formRowsFromInput, formRowsOf, reasonFromForm, reasonValues, scheduleFromForm, scheduleValues,
+  type FormRowInput, type ReasonValues,
+} from './schedule-form.js';
 
 const SETTING_LABELS: Record<string, [string, string]> = {
   slot_interval_minutes: ['Grid (minutes)', 'Step between possible start times, from the start of each opening interval.'],
@@ -27,14 +32,6 @@ const FLASHES: Record<string, string> = {
   created: 'Schedule created. Add reasons below.', saved: 'Schedule saved.', reason: 'Reason saved.', reason_deleted: 'Reason deleted.',
   form: 'Booking form saved.', deleted: 'Schedule deleted.',
 };
-
-function scheduleValues(s: StoredSchedule | null): Record<string, string> {
-  const values: Record<string, string> = { name: s?.name ?? '' };
-  for (const { key, prop } of SETTING_FIELDS) values[key] = String((s?.settings ?? DEFAULT_SETTINGS)[prop]);
-  for (const day of WEEKDAYS) values[`weekly_hours.${day}`] = s ? intervalsToText(s.weeklyHours[day] ?? []) : '';
-  values.exceptions = s ? exceptionsToText(s.exceptions) : '';
-  return values;
-}
 
 const valuesFromInput = (input: FormInput) => Object.fromEntries(Object.keys(scheduleValues(null)).map((k) => [k, text(input, k)]));
 
@@ -53,8 +50,8 @@ ${textarea('Date exceptions', 'exceptions', values.exceptions ?? '', errors, { r
 <button>${submit}</button></form>`;
 }
 
-function reasonRow(ctx: PageContext, scheduleId: number, r: { id: number; name: string; description: string; durationMinutes: number }, values: Record<string, string> | null, errors: Errors): Markup {
-  const v = values ?? { name: r.name, description: r.description, duration_minutes: String(r.durationMinutes) };
+function reasonRow(ctx: PageContext, scheduleId: number, r: StoredReason, values: ReasonValues | null, errors: Errors): Markup {
+  const v: ReasonValues = values ?? { name: r.name, description: r.description, duration_minutes: String(r.durationMinutes) };
   // an existing reason's inputs carry its id so that element ids stay unique on the page
   const p = `reason${r.id}_`;
   const e: Errors = Object.fromEntries(Object.entries(errors).map(([k, m]) => [p + k, m]));
@@ -90,28 +87,40 @@ ${cell('remove', isNew ? html`` : html`<input type="checkbox" id="${f('remove')}
 </tbody></table></div><p><button>Save booking form</button></p></form>`;
 }
 
-const rowsOf = (s: StoredSchedule): FormRowInput[] => s.form.map((f, i) => ({
-  row: i, position: i + 1, name: f.name, label: f.label, formType: f.formType, inputType: f.inputType, required: f.required,
-  options: f.options.join('\n'), remove: false,
-}));
+async function scheduleOr404(db: Db, request: FastifyRequest): Promise<StoredSchedule> {
+  const id = idParam((request.params as { id?: string }).id);
+  if (id === null) throw new NotFound('Schedule not found');
+  return getSchedule(db, id);
+}
 
-export async function scheduleRoutes(app: FastifyInstance, { db, clock }: AdminDeps): Promise<void> {
-  async function scheduleOr404(request: FastifyRequest): Promise<StoredSchedule> {
-    const id = idParam((request.params as { id?: string }).id);
-    if (id === null) throw new NotFound('Schedule not found');
-    return getSchedule(db, id);
-  }
+function reasonIdOr404(request: FastifyRequest): number {
+  const reasonId = idParam((request.params as { reason?: string }).reason);
+  if (reasonId === null) throw new NotFound('Reason not found');
+  return reasonId;
+}
 
-  function editPage(request: FastifyRequest, schedule: StoredSchedule, parts: {
-    values?: Record<string, string>; errors?: Errors; reasonErrors?: { id: number | 'new'; values: Record<string, string>; errors: Errors };
-    formRows?: FormRowInput[]; formErrors?: Errors; flash?: string | undefined;
-  }): string {
-    const ctx = state(request).page;
-    const re = parts.reasonErrors;
-    // the new reason's inputs carry a prefix too: "name" is already the schedule's name on this page
-    const newValues = re?.id === 'new' ? re.values : { name: '', description: '', duration_minutes: '30' };
-    const newErrors: Errors = re?.id === 'new' ? Object.fromEntries(Object.entries(re.errors).map(([k, m]) => [NEW_REASON + k, m])) : {};
-    return page(ctx, `Schedule: ${schedule.name}`, html`
+/** The form field an InvalidInput of schedule-form.ts is about, and its reason to show there. */
+function errorsOf(error: unknown, fallback: string): Errors {
+  if (!(error instanceof InvalidInput)) throw error;
+  return { [error.path || fallback]: error.reason };
+}
+
+interface EditPageParts {
+  values?: Record<string, string>;
+  errors?: Errors;
+  reasonErrors?: { id: number | 'new'; values: ReasonValues; errors: Errors };
+  formRows?: FormRowInput[];
+  formErrors?: Errors;
+  flash?: string | undefined;
+}
+
+function editPage(request: FastifyRequest, schedule: StoredSchedule, parts: EditPageParts): string {
+  const ctx = state(request).page;
+  const re = parts.reasonErrors;
+  // the new reason's inputs carry a prefix too: "name" is already the schedule's name on this page
+  const newValues: ReasonValues = re?.id === 'new' ? re.values : { name: '', description: '', duration_minutes: '30' };
+  const newErrors: Errors = re?.id === 'new' ? Object.fromEntries(Object.entries(re.errors).map(([k, m]) => [NEW_REASON + k, m])) : {};
+  return page(ctx, `Schedule: ${schedule.name}`, html`
 <p><a href="/admin/schedules">All schedules</a> · <a href="/admin/schedules/${schedule.id}/calendar">Week calendar</a> ·
 <a href="/admin/bookings?schedule=${schedule.id}">Bookings</a> · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a></p>
 <section>${scheduleForm(ctx, `/admin/schedules/${schedule.id}`, parts.values ?? scheduleValues(schedule), parts.errors ?? {}, 'Save schedule')}</section>
@@ -119,18 +128,20 @@ export async function scheduleRoutes(app: FastifyInstance, { db, clock }: AdminD
 ${schedule.reasons.length === 0 ? html`<p class="alert">No reasons yet: customers can only book a schedule that has at least one.</p>` : ''}
 ${schedule.reasons.map((r) => reasonRow(ctx, schedule.id, r, re?.id === r.id ? re.values : null, re?.id === r.id ? re.errors : {}))}
 <section><h3>Add a reason</h3><form method="post" action="/admin/schedules/${schedule.id}/reasons" class="row">${csrfField(ctx)}
-${input('Name', NEW_REASON + 'name', newValues.name ?? '', newErrors, { required: true })}
-${input('Duration (minutes)', NEW_REASON + 'duration_minutes', newValues.duration_minutes ?? '', newErrors, { type: 'number', min: 1, required: true })}
-${input('Description', NEW_REASON + 'description', newValues.description ?? '', newErrors)}
+${input('Name', NEW_REASON + 'name', newValues.name, newErrors, { required: true })}
+${input('Duration (minutes)', NEW_REASON + 'duration_minutes', newValues.duration_minutes, newErrors, { type: 'number', min: 1, required: true })}
+${input('Description', NEW_REASON + 'description', newValues.description, newErrors)}
 <button>Add reason</button></form></section>
 <h2 id="form">Booking form</h2>
-<section>${formEditor(ctx, schedule, parts.formRows ?? rowsOf(schedule), parts.formErrors ?? {})}</section>
+<section>${formEditor(ctx, schedule, parts.formRows ?? formRowsOf(schedule), parts.formErrors ?? {})}</section>
 <h2>Delete</h2>
 <section><form method="post" action="/admin/schedules/${schedule.id}/delete">${csrfField(ctx)}
 <p class="muted">Deleting removes the schedule, its reasons, form and past bookings. It is refused while upcoming bookings exist.</p>
 <button class="delete">Delete this schedule</button></form></section>`, { flash: parts.flash });
-  }
+}
 
+/** The list of schedules and the creation of a new one. */
+function scheduleListRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/schedules', async (request, reply) => {
     const ctx = state(request).page;
     const schedules = await listSchedules(db);
@@ -147,98 +158,97 @@ ${schedules.map((s) => html`<tr><td>${s.id}</td><td><a href="/admin/schedules/${
     return sendPage(reply, page(ctx, 'New schedule', html`<section>${scheduleForm(ctx, '/admin/schedules', scheduleValues(null), {}, 'Create schedule')}</section>`));
   });
 
-  const showScheduleError = (error: unknown): Errors => {
-    if (!(error instanceof InvalidInput)) throw error;
-    return { [formFieldOf(error)]: error.message.replace(/^[\w.[\]]+: /, '') };
-  };
-
   app.post('/schedules', async (request, reply) => {
     const input = body(request);
     try {
-      const id = await createScheduleFromForm(db, input, clock());
+      const id = await createSchedule(db, scheduleFromForm(input), clock());
       return reply.redirect(`/admin/schedules/${id}?saved=created`, 303);
     } catch (error) {
-      const errors = showScheduleError(error);
+      const errors = errorsOf(error, 'name');
       const ctx = state(request).page;
       return sendPage(reply, page(ctx, 'New schedule', html`<section>${scheduleForm(ctx, '/admin/schedules', valuesFromInput(input), errors, 'Create schedule')}</section>`), 400);
     }
   });
+}
 
+/** One schedule's page: show, save, delete. */
+function scheduleEditRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/schedules/:id', async (request, reply) => {
-    const schedule = await scheduleOr404(request);
+    const schedule = await scheduleOr404(db, request);
     const saved = query(request).saved;
     return sendPage(reply, editPage(request, schedule, { flash: saved ? FLASHES[saved] : undefined }));
   });
 
   app.post('/schedules/:id', async (request, reply) => {
-    const schedule = await scheduleOr404(request);
+    const schedule = await scheduleOr404(db, request);
     const input = body(request);
     try {
-      await updateScheduleFromForm(db, schedule.id, input);
+      await updateSchedule(db, schedule.id, scheduleFromForm(input));
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=saved`, 303);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { values: valuesFromInput(input), errors: showScheduleError(error) }), 400);
+      return sendPage(reply, editPage(request, schedule, { values: valuesFromInput(input), errors: errorsOf(error, 'name') }), 400);
     }
   });
 
   app.post('/schedules/:id/delete', async (request, reply) => {
-    const schedule = await scheduleOr404(request);
+    const schedule = await scheduleOr404(db, request);
     await removeSchedule(db, schedule.id, clock());
     return reply.redirect('/admin/schedules?saved=deleted', 303);
   });
+}
 
-  const reasonError = (error: unknown): Errors => {
-    if (!(error instanceof InvalidInput)) throw error;
-    const field = (error.field ?? 'reason.name').replace(/^reason\./, '');
-    return { [field]: error.message.replace(/^[\w.]+: /, '') };
-  };
-
+/** A schedule's reasons: add, edit, delete. */
+function reasonRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.post('/schedules/:id/reasons', async (request, reply) => {
-    const schedule = await scheduleOr404(request);
-    const raw = body(request);
-    const values = { name: text(raw, NEW_REASON + 'name'), description: text(raw, NEW_REASON + 'description'), duration_minutes: text(raw, NEW_REASON + 'duration_minutes') };
+    const schedule = await scheduleOr404(db, request);
+    const values = reasonValues(body(request), NEW_REASON);
     try {
-      await addReason(db, schedule.id, values);
+      await addReason(db, schedule.id, reasonFromForm(values));
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason#reasons`, 303);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: 'new', values, errors: reasonError(error) } }), 400);
+      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: 'new', values, errors: errorsOf(error, 'name') } }), 400);
     }
   });
 
   app.post('/schedules/:id/reasons/:reason', async (request, reply) => {
-    const schedule = await scheduleOr404(request);
-    const reasonId = idParam((request.params as { reason?: string }).reason);
-    if (reasonId === null) throw new NotFound('Reason not found');
-    const raw = body(request);
-    const p = `reason${reasonId}_`;
-    const input = { name: text(raw, p + 'name'), description: text(raw, p + 'description'), duration_minutes: text(raw, p + 'duration_minutes') };
+    const schedule = await scheduleOr404(db, request);
+    const reasonId = reasonIdOr404(request);
+    const values = reasonValues(body(request), `reason${reasonId}_`);
     try {
-      await editReason(db, schedule.id, reasonId, input);
+      await editReason(db, schedule.id, reasonId, reasonFromForm(values));
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason#reasons`, 303);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: reasonId, values: input, errors: reasonError(error) } }), 400);
+      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: reasonId, values, errors: errorsOf(error, 'name') } }), 400);
     }
   });
 
   app.post('/schedules/:id/reasons/:reason/delete', async (request, reply) => {
-    const schedule = await scheduleOr404(request);
-    const reasonId = idParam((request.params as { reason?: string }).reason);
-    if (reasonId === null) throw new NotFound('Reason not found');
-    await removeReason(db, schedule.id, reasonId, clock());
+    const schedule = await scheduleOr404(db, request);
+    await removeReason(db, schedule.id, reasonIdOr404(request), clock());
     return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason_deleted#reasons`, 303);
   });
+}
 
-  app.post('/schedules/:id/form', async (request: FastifyRequest, reply: FastifyReply) => {
-    const schedule = await scheduleOr404(request);
+/** A schedule's booking form. */
+function bookingFormRoutes(app: FastifyInstance, { db }: AdminDeps): void {
+  app.post('/schedules/:id/form', async (request, reply) => {
+    const schedule = await scheduleOr404(db, request);
     const rows = formRowsFromInput(body(request));
     try {
-      await saveForm(db, schedule.id, rows);
+      await saveForm(db, schedule.id, formFromRows(rows));
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=form#form`, 303);
     } catch (error) {
-      if (!(error instanceof InvalidInput)) throw error;
+      const formErrors = errorsOf(error, 'f0_name');
       // the blank row is added again by the editor
       const shown = rows.filter((r, i) => i < rows.length - 1 || r.name !== '');
-      return sendPage(reply, editPage(request, schedule, { formRows: shown, formErrors: { [error.field ?? 'f0_name']: error.message } }), 400);
+      return sendPage(reply, editPage(request, schedule, { formRows: shown, formErrors }), 400);
     }
   });
+}
+
+export async function scheduleRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
+  scheduleListRoutes(app, deps);
+  scheduleEditRoutes(app, deps);
+  reasonRoutes(app, deps);
+  bookingFormRoutes(app, deps);
 }

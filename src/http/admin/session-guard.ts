@@ -3,7 +3,7 @@
 // refuse every POST whose CSRF token does not match the session (or, before one, the pre-session cookie).
 import type { FastifyInstance } from 'fastify';
 import { checkCsrf, csrfToken, readSession, sessionSecret } from '../../app/admin-auth.js';
-import { text } from '../../app/admin-schedules.js';
+import { text } from './form-input.js';
 import { html } from './html.js';
 import { page, type PageContext } from './layout.js';
 import { body, sendPage, setState, state, type AdminDeps } from './context.js';

@@ -4,17 +4,19 @@
 // next request in every process.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput } from '../../core/errors.js';
-import { generateToken, setApiEnabled, setOperatorSetting } from '../../app/installation.js';
-import { text } from '../../app/admin-schedules.js';
+import { generateToken, saveGeneralSettings, setApiEnabled, setOperatorSetting } from '../../app/installation.js';
+import { text } from './form-input.js';
 import { html } from './html.js';
 import { csrfField, input, page, select, type Errors, type PageContext } from './layout.js';
 import { body, query, sendPage, state, type AdminDeps } from './context.js';
-import { parseOperatorSetting, type InstallationSettings } from '../../core/settings.js';
+import type { InstallationSettings } from '../../core/settings.js';
 
 const FLASHES: Record<string, string> = {
   general: 'General settings saved.', api_on: 'The API is on.', api_off: 'The API is off: every /api call now answers 503.',
   rate: 'Rate limit saved.',
 };
+
+const capitalized = (reason: string) => reason.charAt(0).toUpperCase() + reason.slice(1);
 
 export function apiBaseUrl(request: FastifyRequest): string {
   return `${request.protocol}://${request.host}/api`;
@@ -74,17 +76,12 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
   app.post('/settings/general', async (request, reply) => {
     const input = body(request);
     const values = { name: text(input, 'name'), timezone: text(input, 'timezone'), notify_email: text(input, 'notify_email') };
-    const keys: [string, string][] = [['name', 'installation.name'], ['timezone', 'installation.timezone'], ['notify_email', 'installation.notify_email']];
-    // check all three first so that nothing is saved when one is wrong
+    const problems = await saveGeneralSettings(db, { name: values.name, timezone: values.timezone, notifyEmail: values.notify_email });
     const errors: Record<string, string> = {};
-    for (const [field, key] of keys) {
-      try { parseOperatorSetting(key, values[field as keyof typeof values]); } catch (error) {
-        if (!(error instanceof InvalidInput)) throw error;
-        errors[field] = error.message.replace(/^installation\.\w+ /, 'Must be ').replace(/^"/, 'Not valid: "');
-      }
-    }
+    if (problems.name) errors.name = capitalized(problems.name.reason);
+    if (problems.timezone) errors.timezone = problems.timezone.reason;
+    if (problems.notifyEmail) errors.notify_email = `Not valid: ${problems.notifyEmail.reason}`;
     if (Object.keys(errors).length) return sendPage(reply, settingsPage(request, values, errors), 400);
-    for (const [field, key] of keys) await setOperatorSetting(db, key, values[field as keyof typeof values]);
     return reply.redirect('/admin/settings?saved=general', 303);
   });
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { InvalidInput } from '../../core/errors.js';
 import { signIn, type SignInThrottle } from '../../app/admin-auth.js';
 import { setup, isConfigured } from '../../app/installation.js';
-import { text } from '../../app/admin-schedules.js';
+import { text } from './form-input.js';
 import { html } from './html.js';
 import { csrfField, input, page, select, type Errors, type PageContext } from './layout.js';
 import { body, sendPage, state, type AdminDeps } from './context.js';

@@ -1,7 +1,7 @@
 // Signing in (counted by the sign-in throttle) and out.
 import type { FastifyInstance } from 'fastify';
 import { signIn, type SignInThrottle } from '../../app/admin-auth.js';
-import { text } from '../../app/admin-schedules.js';
+import { text } from './form-input.js';
 import { html } from './html.js';
 import { csrfField, input, page, type Errors, type PageContext } from './layout.js';
 import { body, sendPage, state, type AdminDeps } from './context.js';

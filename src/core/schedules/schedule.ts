@@ -1,0 +1,63 @@
+// The schedule vocabulary, one definition per concept (glossary: docs/architecture.md "Schedule shapes").
+// definition (what an operator writes) -> stored (the definition with its database ids) -> rules (what
+// the free-time engine reads; the snapshot's ScheduleView holds them).
+import type { FormField } from '../forms/form-fields.js';
+import type { Weekday } from '../time/calendar.js';
+
+/** Minutes after local midnight; `end` may be 1440 (24:00). */
+export interface Interval {
+  readonly start: number;
+  readonly end: number;
+}
+
+export type WeeklyHours = Readonly<Partial<Record<Weekday, readonly Interval[]>>>;
+
+export interface DateException {
+  /** 'YYYY-MM-DD' */
+  readonly date: string;
+  /** that day's own intervals; an empty list closes the day */
+  readonly hours: readonly Interval[];
+}
+
+/** The six numbers of a schedule (names in the import file: SETTING_FIELDS). */
+export interface ScheduleSettings {
+  readonly slotIntervalMinutes: number;
+  readonly minNoticeMinutes: number;
+  readonly horizonDays: number;
+  readonly capacity: number;
+  readonly bufferBeforeMinutes: number;
+  readonly bufferAfterMinutes: number;
+}
+
+export interface ReasonDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly durationMinutes: number;
+}
+
+/** A schedule as an operator writes it: one entry of the import file, or the admin area's forms. */
+export interface ScheduleDefinition {
+  readonly name: string;
+  readonly settings: ScheduleSettings;
+  readonly weeklyHours: WeeklyHours;
+  readonly exceptions: readonly DateException[];
+  readonly reasons: readonly ReasonDefinition[];
+  readonly form: readonly FormField[];
+}
+
+export interface StoredReason extends ReasonDefinition {
+  readonly id: number;
+}
+
+/** A definition as the database holds it, with the ids it gave the schedule and its reasons. */
+export interface StoredSchedule extends Omit<ScheduleDefinition, 'reasons'> {
+  readonly id: number;
+  readonly reasons: readonly StoredReason[];
+}
+
+/** What the free-time engine reads: the settings and the hours, exceptions keyed by local day. */
+export interface ScheduleRules extends ScheduleSettings {
+  readonly weeklyHours: WeeklyHours;
+  /** local day (days since epoch) -> that day's own intervals; an empty list closes the day */
+  readonly exceptions: ReadonlyMap<number, readonly Interval[]>;
+}

@@ -1,0 +1,163 @@
+// The schedule page's forms, text to typed input and back. The text is turned into the import file's
+// shape and checked by core's parsers, so `booking import` and the admin area apply one set of rules; each
+// InvalidInput thrown here has the form field as its path, so a page shows the reason beside that field.
+import { InvalidInput } from '../../core/errors.js';
+import {
+  DEFAULT_SETTINGS, SETTING_FIELDS, parseExceptions, parseFormField, parseIntervals, parseName, parseReason, parseSettings,
+} from '../../core/schedules/schedule-definition.js';
+import type { DateException, Interval, ReasonDefinition, StoredSchedule } from '../../core/schedules/schedule.js';
+import type { FormField } from '../../core/forms/form-fields.js';
+import { WEEKDAYS, formatClock } from '../../core/time/calendar.js';
+import type { ScheduleEdit } from '../../app/admin-schedules.js';
+import { text, type FormInput } from './form-input.js';
+
+/** Runs a parser for one form field, so that its InvalidInput names that field whatever path the parser used. */
+function forField<T>(field: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof InvalidInput) throw new InvalidInput(error.reason, field);
+    throw error;
+  }
+}
+
+function integerField(value: string): unknown {
+  const t = value.trim();
+  return /^-?\d+$/.test(t) ? Number(t) : t;
+}
+
+const isDash = (c: string | undefined) => c === '-' || c === '–';
+
+/**
+ * "09:00-12:00" or "09:00 - 12:00" -> ["09:00", "12:00"], as /^(\S+?)\s*[-–]\s*(\S+)$/ splits it but in
+ * linear time (that regex backtracks quadratically on a long piece); anything else is passed on for the
+ * parser to name.
+ */
+function intervalFromText(piece: string): unknown {
+  const words = piece.split(/\s+/);
+  if (words.length === 1) {
+    const dash = piece.slice(1).search(/[-–]/) + 1;
+    return dash > 0 && dash < piece.length - 1 ? [piece.slice(0, dash), piece.slice(dash + 1)] : piece;
+  }
+  if (words.length === 2) {
+    const [start = '', end = ''] = words;
+    if (start.length > 1 && isDash(start.at(-1))) return [start.slice(0, -1), end];
+    if (end.length > 1 && isDash(end[0])) return [start, end.slice(1)];
+  }
+  if (words.length === 3 && isDash(words[1])) return [words[0], words[2]];
+  return piece;
+}
+
+/** "09:00-12:00, 13:00-17:00" -> [["09:00","12:00"],["13:00","17:00"]] */
+const intervalsFromText = (value: string): unknown[] =>
+  value.split(/[,;\n]/).map((p) => p.trim()).filter(Boolean).map(intervalFromText);
+
+export const intervalsToText = (intervals: readonly Interval[]) =>
+  intervals.map((i) => `${formatClock(i.start)}-${formatClock(i.end)}`).join(', ');
+
+/** Exceptions, one per line: "2026-12-24 closed" or "2026-12-27 10:00-12:00, 14:00-16:00". */
+function exceptionsFromText(value: string): unknown[] {
+  return value.split('\n').map((l) => l.trim()).filter(Boolean).map((line) => {
+    const [date = '', ...rest] = line.split(/\s+/);
+    const hours = rest.join(' ');
+    return { date, hours: /^closed$/i.test(hours) || hours === '' ? [] : intervalsFromText(hours) };
+  });
+}
+
+export const exceptionsToText = (exceptions: readonly DateException[]) =>
+  exceptions.map((e) => `${e.date} ${e.hours.length ? intervalsToText(e.hours) : 'closed'}`).join('\n');
+
+/** Name, settings, weekly hours and exceptions from the schedule form. */
+export function scheduleFromForm(input: FormInput): ScheduleEdit {
+  const item: Record<string, unknown> = {};
+  for (const { key } of SETTING_FIELDS) item[key] = integerField(text(input, key));
+  return {
+    name: parseName(text(input, 'name'), 'name'),
+    settings: parseSettings(item, ''),
+    weeklyHours: Object.fromEntries(WEEKDAYS.map((d) => {
+      const field = `weekly_hours.${d}`;
+      return [d, forField(field, () => parseIntervals(intervalsFromText(text(input, field)), field))];
+    })),
+    exceptions: forField('exceptions', () => parseExceptions(exceptionsFromText(text(input, 'exceptions')), 'exceptions')),
+  };
+}
+
+/** The form's values of a schedule, or of a new one. */
+export function scheduleValues(s: StoredSchedule | null): Record<string, string> {
+  const values: Record<string, string> = { name: s?.name ?? '' };
+  for (const { key, prop } of SETTING_FIELDS) values[key] = String((s?.settings ?? DEFAULT_SETTINGS)[prop]);
+  for (const day of WEEKDAYS) values[`weekly_hours.${day}`] = s ? intervalsToText(s.weeklyHours[day] ?? []) : '';
+  values.exceptions = s ? exceptionsToText(s.exceptions) : '';
+  return values;
+}
+
+export interface ReasonValues {
+  readonly name: string;
+  readonly description: string;
+  readonly duration_minutes: string;
+}
+
+/** A reason's inputs; each reason's inputs carry a prefix, so that element ids stay unique on the page. */
+export const reasonValues = (input: FormInput, prefix: string): ReasonValues => ({
+  name: text(input, prefix + 'name'), description: text(input, prefix + 'description'), duration_minutes: text(input, prefix + 'duration_minutes'),
+});
+
+export function reasonFromForm(values: ReasonValues): ReasonDefinition {
+  return parseReason({ name: values.name, description: values.description, duration_minutes: integerField(values.duration_minutes) }, '');
+}
+
+export interface FormRowInput {
+  /** the row number in the submitted form, to show an error beside it */
+  row: number;
+  position: number;
+  name: string;
+  label: string;
+  formType: string;
+  inputType: string;
+  required: boolean;
+  options: string;
+  remove: boolean;
+}
+
+/** The form editor's rows (f0_name, f0_label, …; the last one is blank for adding a field). */
+export function formRowsFromInput(input: FormInput): FormRowInput[] {
+  const count = Math.min(Number(text(input, 'rows')) || 0, 200);
+  const rows: FormRowInput[] = [];
+  for (let i = 0; i < count; i++) {
+    const get = (k: string) => text(input, `f${i}_${k}`);
+    rows.push({
+      row: i, position: Number(get('position')) || i + 1, name: get('name').trim(), label: get('label'), formType: get('form_type'),
+      inputType: get('input_type'), required: get('required') === 'on', options: get('options'), remove: get('remove') === 'on',
+    });
+  }
+  return rows;
+}
+
+/** Checks the rows with the import file's rules; an InvalidInput's path is "f<row>_<what>". */
+export function formFromRows(rows: readonly FormRowInput[]): FormField[] {
+  const kept = rows.filter((r) => !r.remove && r.name !== '')
+    .map((r, i) => ({ r, i })).sort((a, b) => a.r.position - b.r.position || a.i - b.i).map(({ r }) => r);
+  const seen = new Set<string>();
+  return kept.map((r) => {
+    if (seen.has(r.name)) throw new InvalidInput(`the field name ${r.name} is used twice`, `f${r.row}_name`);
+    seen.add(r.name);
+    const options = r.options.split('\n').map((o) => o.trim()).filter(Boolean);
+    const spec = {
+      label: r.label.trim() === '' ? r.name : r.label, form_type: r.formType, input_type: r.inputType, required: r.required,
+      ...(r.formType === 'select' ? { options } : {}),
+    };
+    try {
+      return parseFormField(r.name, spec, '');
+    } catch (error) {
+      if (!(error instanceof InvalidInput)) throw error;
+      // parsed at the top, the path is the spec's key, or '' for the name itself
+      throw new InvalidInput(error.reason, `f${r.row}_${error.path || 'name'}`);
+    }
+  });
+}
+
+/** A stored form as the editor's rows. */
+export const formRowsOf = (s: StoredSchedule): FormRowInput[] => s.form.map((f, i) => ({
+  row: i, position: i + 1, name: f.name, label: f.label, formType: f.formType, inputType: f.inputType, required: f.required,
+  options: f.options.join('\n'), remove: false,
+}));

@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formFromRows, scheduleFromForm, scheduleValues } from '../../src/http/admin/schedule-form.js';
+import { InvalidInput } from '../../src/core/errors.js';
+
+const form = (extra: Record<string, string>) => ({ ...scheduleValues(null), name: 'Desk', ...extra });
+
+function invalid(run: () => unknown): InvalidInput {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof InvalidInput) return error;
+    throw error;
+  }
+  assert.fail('no InvalidInput');
+}
+
+test('interval text splits at the dash, with or without spaces, hyphen or en dash', () => {
+  const schedule = scheduleFromForm(form({ 'weekly_hours.mon': '13:00–17:00, 09:00 - 12:00', 'weekly_hours.tue': '08:00 -09:00; 10:00- 11:00' }));
+  assert.deepEqual(schedule.weeklyHours.mon, [{ start: 540, end: 720 }, { start: 780, end: 1020 }]);
+  assert.deepEqual(schedule.weeklyHours.tue, [{ start: 480, end: 540 }, { start: 600, end: 660 }]);
+  assert.deepEqual(schedule.weeklyHours.wed, []);
+});
+
+test('an error names the form field and gives the reason without a path', () => {
+  const hours = invalid(() => scheduleFromForm(form({ 'weekly_hours.mon': '12:00-09:00' })));
+  assert.equal(hours.path, 'weekly_hours.mon');
+  assert.equal(hours.reason, 'end 09:00 is not after start 12:00');
+  const setting = invalid(() => scheduleFromForm(form({ capacity: '0' })));
+  assert.equal(setting.path, 'capacity');
+  assert.match(setting.reason, /^must be an integer from 1/);
+  const exception = invalid(() => scheduleFromForm(form({ exceptions: '2026-02-30 closed' })));
+  assert.equal(exception.path, 'exceptions');
+  const row = { row: 2, position: 1, name: 'x', label: '', formType: 'select', inputType: 'text', required: false, options: '', remove: false };
+  const field = invalid(() => formFromRows([row]));
+  assert.equal(field.path, 'f2_options');
+  assert.equal(field.reason, 'a select needs a non-empty list of non-empty strings');
+});
+
+test('a long malformed interval is rejected in linear time', () => {
+  const started = performance.now();
+  const error = invalid(() => scheduleFromForm(form({ 'weekly_hours.mon': `0${' '.repeat(100_000)}0 x-` })));
+  assert.equal(error.path, 'weekly_hours.mon');
+  assert.ok(performance.now() - started < 1000);
+});
