@@ -2,15 +2,13 @@
 // message as it would be sent, and make a waiting or given-up message due at once ("retry now").
 import type { Db } from '../db/connect.js';
 import { NotFound } from '../core/errors.js';
-import { mailRecipient } from '../core/messages.js';
+import { mailRecipient, type MessageState } from '../core/messages.js';
 import { findBookingId } from '../db/repos/booking.repository.js';
 import {
   countMessagesByState, findMessage, listMessages as listRows, loadMessageRecord, retryMessageNow,
-  MESSAGE_STATES, type MessageFilter, type MessageListItem, type MessageRecord, type MessageState, type OutboxRow,
+  type MessageFilter, type MessageListItem, type MessageRecord, type OutboxRow,
 } from '../db/repos/outbox.repository.js';
 import { renderMessage, type MessageSource, type RenderedMessage } from '../mail/templates.js';
-
-export { MESSAGE_STATES, type MessageState };
 
 export interface OutboxMessage {
   id: number;
@@ -31,7 +29,7 @@ export interface OutboxMessage {
 }
 
 const view = (r: MessageListItem): OutboxMessage => ({
-  id: r.id, bookingId: r.booking_id, detailsId: r.details_id, kind: r.kind, recipient: r.recipient, state: r.state as MessageState,
+  id: r.id, bookingId: r.booking_id, detailsId: r.details_id, kind: r.kind, recipient: r.recipient, state: r.state,
   attempts: r.attempts, nextAttemptAt: r.next_attempt_at, claimedUntil: r.claimed_until, lastError: r.last_error,
   createdAt: r.created_at, sentAt: r.sent_at,
 });

@@ -2,11 +2,11 @@
 // since the epoch (bigint on PostgreSQL), booleans as 0/1, structured values as JSON text.
 import type { Generated } from 'kysely';
 import type { FormType, InputType } from '../core/forms/form-fields.js';
+import type { MessageKind, MessageState } from '../core/messages.js';
 
 export type BookingStatus = 'booked' | 'cancelled';
 /** who made the booking: the API or the operator in the admin area */
 export type BookingSource = 'api' | 'admin';
-export type MessageState = 'queued' | 'sending' | 'retrying' | 'sent' | 'failed';
 
 export interface MetaTable {
   id: number;
@@ -100,7 +100,7 @@ export interface OutboxTable {
   id: Generated<number>;
   booking_id: number | null;
   /** what to render */
-  kind: 'booking_confirmation' | 'booking_notification' | 'booking_cancellation';
+  kind: MessageKind;
   recipient: string;
   state: MessageState;
   attempts: number;

@@ -8,7 +8,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Db } from '../connect.js';
 import type { Database, OutboxTable } from '../schema.js';
-import { mailRecipient, type MessageKind } from '../../core/messages.js';
+import { mailRecipient, MESSAGE_STATES, type MessageKind, type MessageState } from '../../core/messages.js';
 import type { InstallationSettings } from '../../core/settings.js';
 import { findBookingDetails, type BookingDetails } from './booking.repository.js';
 import { loadSettings } from './installation.repository.js';
@@ -16,8 +16,6 @@ import { loadSettings } from './installation.repository.js';
 type Q = Kysely<Database>;
 
 export type OutboxRow = Selectable<OutboxTable>;
-export type MessageState = 'queued' | 'sending' | 'retrying' | 'sent' | 'failed';
-export const MESSAGE_STATES: readonly MessageState[] = ['queued', 'sending', 'retrying', 'sent', 'failed'];
 const DUE_STATES: readonly MessageState[] = ['queued', 'retrying', 'sending'];
 
 /** Queues messages in the caller's transaction, so they exist exactly when the booking does. */
@@ -120,7 +118,7 @@ export async function loadMessageRecord(db: Q, row: Pick<OutboxRow, 'booking_id'
     loadSettings(db),
     db.selectFrom('form_fields').select(['name', 'label']).where('schedule_id', '=', booking.scheduleId).orderBy('position').execute(),
   ]);
-  return { kind: row.kind as MessageKind, settings, booking, form };
+  return { kind: row.kind, settings, booking, form };
 }
 
 export interface MessageFilter {
@@ -155,7 +153,7 @@ export async function findMessage(db: Q, id: number): Promise<OutboxRow | null> 
 export async function countMessagesByState(db: Q): Promise<Record<MessageState, number>> {
   const rows = await db.selectFrom('outbox').select(['state', sql<number>`count(*)`.as('n')]).groupBy('state').execute();
   const counts = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<MessageState, number>;
-  for (const r of rows) counts[r.state as MessageState] = Number(r.n);
+  for (const r of rows) counts[r.state] = Number(r.n);
   return counts;
 }
 

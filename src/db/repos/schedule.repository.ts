@@ -127,7 +127,7 @@ export async function loadSchedules(db: Q): Promise<StoredSchedule[]> {
     reasons: reasons.filter((r) => r.schedule_id === s.id)
       .map((r) => ({ id: r.id, name: r.name, description: r.description, durationMinutes: r.duration_minutes })),
     form: fields.filter((f) => f.schedule_id === s.id).map((f) => ({
-      name: f.name, label: f.label, formType: f.form_type as FormType, inputType: f.input_type as InputType,
+      name: f.name, label: f.label, formType: f.form_type, inputType: f.input_type,
       required: f.required === 1, options: JSON.parse(f.options) as string[], value: f.default_value,
     })),
   }));

@@ -4,7 +4,8 @@
 // the URL with the password masked, and saving the masked value keeps the stored password.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NotFound } from '../../core/errors.js';
-import { countMessages, listMessages, previewMessage, retryMessage, MESSAGE_STATES, type MessageState } from '../../app/outbox.js';
+import { countMessages, listMessages, previewMessage, retryMessage } from '../../app/outbox.js';
+import { MESSAGE_STATES, type MessageState } from '../../core/messages.js';
 import { saveSendingSettings } from '../../app/sending-settings.js';
 import { text } from './form-input.js';
 import { maskSmtpUrl } from '../../core/settings.js';
