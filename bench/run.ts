@@ -171,7 +171,7 @@ async function benchEngine(name: string, databaseUrl: string, port: number): Pro
   // load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (not allowed in NODE_OPTIONS)
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const server = startProcess(process.execPath, [
-    ...nodeArgs, '--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/cli/main.ts'), 'serve', '--port', String(port),
+    ...nodeArgs, join(ROOT, 'dist/cli/main.js'), 'serve', '--port', String(port),
   ], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
   const base = `http://127.0.0.1:${port}`;
   try {

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The one test command (npm test): every *.test.ts under test/, through tsx, with node's test runner.
+// Builds dist/ first: tests that spawn bin/booking run the compiled JavaScript, never a stale build.
 // Says plainly when the PostgreSQL tier is skipped; under CI=true a missing PostgreSQL is a failure.
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -32,6 +33,12 @@ if (!(await reachable(5432))) {
     process.exit(1);
   }
   console.log('NOTE: PostgreSQL is not reachable at 127.0.0.1:5432: the PostgreSQL tier of every database test is SKIPPED.');
+}
+
+const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+if (build.status !== 0) {
+  console.error('npm run build failed: the tests would run bin/booking on a stale or missing dist/.');
+  process.exit(build.status ?? 1);
 }
 
 const files = (only.length ? only : find(join(root, 'test'))).map((f) => relative(root, f)).sort();
