@@ -20,7 +20,11 @@ const TOP_LEVEL = ['core', 'db', 'mail', 'rate-limit', 'app', 'http', 'cli', 'co
 
 // Driver packages belong to the one folder that wraps them (server.ts also assembles Fastify).
 const PACKAGES = [
-  { regex: '^(kysely|pg|better-sqlite3)(/|$)', home: ['db'], message: 'kysely, pg and better-sqlite3 are used only in src/db: call a repository.' },
+  {
+    regex: '^(kysely|pg|better-sqlite3)(/|$)',
+    home: ['db'],
+    message: 'kysely, pg and better-sqlite3 are used only in src/db: call a repository.',
+  },
   { regex: '^nodemailer(/|$)', home: ['mail'], message: 'nodemailer is used only in src/mail.' },
   { regex: '^ioredis(/|$)', home: ['rate-limit'], message: 'ioredis is used only in src/rate-limit.' },
   { regex: '^(fastify|@fastify/[^/]+)(/|$)', home: ['http', 'server.js'], message: 'Fastify is used only in src/http and src/server.ts.' },
@@ -36,11 +40,13 @@ function layerPatterns(layer, depth) {
   const folders = forbidden.filter((entry) => !entry.endsWith('.js')).map(escape);
   const files = forbidden.filter((entry) => entry.endsWith('.js')).map(escape);
   const alternatives = [...(folders.length ? [`(${folders.join('|')})/`] : []), ...(files.length ? [`(${files.join('|')})$`] : [])];
-  const patterns = [{
-    regex: `^${up}(${alternatives.join('|')})`,
-    caseSensitive: true,
-    message: `src/${layer.replace(/\.js$/, '.ts')} may import only ${allowed.join(', ')} (the layer rule in eslint.config.js).`,
-  }];
+  const patterns = [
+    {
+      regex: `^${up}(${alternatives.join('|')})`,
+      caseSensitive: true,
+      message: `src/${layer.replace(/\.js$/, '.ts')} may import only ${allowed.join(', ')} (the layer rule in eslint.config.js).`,
+    },
+  ];
   if (layer === 'http') {
     // http passes the opaque Db handle from the composition root to the use-cases: it may name its type, nothing more
     const others = folders.filter((folder) => folder !== 'db');
@@ -64,7 +70,7 @@ function layerRule() {
   const blocks = [];
   for (const entry of TOP_LEVEL) {
     const isFile = entry.endsWith('.js');
-    for (let depth = isFile ? 0 : 1; depth <= (isFile ? 0 : 4); depth += 1) {
+    for (let depth = isFile ? 0 : 1; depth <= (isFile ? 0 : 6); depth += 1) {
       const files = isFile ? [`src/${entry.replace(/\.js$/, '.ts')}`] : [`src/${entry}/${'*/'.repeat(depth - 1)}*.ts`];
       const patterns = [...(entry in LAYERS ? layerPatterns(entry, depth) : []), ...packagePatterns(entry)];
       blocks.push({ files, rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] } });
@@ -89,9 +95,15 @@ export default defineConfig(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }],
       // the admin pages' escaped HTML fragment interpolates as its markup on purpose
-      '@typescript-eslint/restrict-template-expressions': ['error', {
-        allow: [{ from: 'lib', name: ['Error', 'URL', 'URLSearchParams'] }, { from: 'file', name: 'Markup', path: 'src/http/admin/html.ts' }],
-      }],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        {
+          allow: [
+            { from: 'lib', name: ['Error', 'URL', 'URLSearchParams'] },
+            { from: 'file', name: 'Markup', path: 'src/http/admin/html.ts' },
+          ],
+        },
+      ],
       // Fastify plugins and interface implementations are async without awaiting; floating and misused
       // promises, the bugs this rule stands in for, have their own rules above
       '@typescript-eslint/require-await': 'off',
@@ -103,9 +115,18 @@ export default defineConfig(
     files: ['test/**', 'bench/**', 'scripts/**'],
     rules: {
       // node:test's test() and describe() return promises the runner itself awaits
-      '@typescript-eslint/no-floating-promises': ['error', {
-        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }],
-      }],
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+            },
+          ],
+        },
+      ],
       // tests read parsed JSON bodies and poke at internals; their assertions check the shapes
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',

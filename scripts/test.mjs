@@ -19,13 +19,20 @@ function find(dir) {
   });
 }
 
-const reachable = (port) => new Promise((ok) => {
-  const socket = createConnection({ host: '127.0.0.1', port });
-  socket.setTimeout(2000);
-  socket.on('connect', () => { socket.destroy(); ok(true); });
-  socket.on('error', () => ok(false));
-  socket.on('timeout', () => { socket.destroy(); ok(false); });
-});
+const reachable = (port) =>
+  new Promise((ok) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.setTimeout(2000);
+    socket.on('connect', () => {
+      socket.destroy();
+      ok(true);
+    });
+    socket.on('error', () => ok(false));
+    socket.on('timeout', () => {
+      socket.destroy();
+      ok(false);
+    });
+  });
 
 if (!(await reachable(5432))) {
   if (process.env.CI === 'true') {
@@ -42,5 +49,8 @@ if (build.status !== 0) {
 }
 
 const files = (only.length ? only : find(join(root, 'test'))).map((f) => relative(root, f)).sort();
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { cwd: root, stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+  cwd: root,
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);
