@@ -144,7 +144,7 @@ async function benchEngine(engine: Engine, databaseUrl: string, port: number, sc
   // load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (not allowed in NODE_OPTIONS)
   const nodeArgs = (env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const server = startProcess(process.execPath, [
-    ...nodeArgs, '--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), join(ROOT, 'src/cli/main.ts'), 'serve', '--port', String(port),
+    ...nodeArgs, join(ROOT, 'dist/cli/main.js'), 'serve', '--port', String(port),
   ], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
   const base = `http://127.0.0.1:${port}`;
   const figures: EngineFigures = { engine };

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The one test command (npm test): every *.test.ts under test/, through tsx, with node's test runner.
+// Builds dist/ first: tests that spawn bin/booking run the compiled JavaScript, never a stale build.
 // Says plainly when the PostgreSQL tier is skipped; under CI=true a missing PostgreSQL is a failure.
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -18,13 +19,20 @@ function find(dir) {
   });
 }
 
-const reachable = (port) => new Promise((ok) => {
-  const socket = createConnection({ host: '127.0.0.1', port });
-  socket.setTimeout(2000);
-  socket.on('connect', () => { socket.destroy(); ok(true); });
-  socket.on('error', () => ok(false));
-  socket.on('timeout', () => { socket.destroy(); ok(false); });
-});
+const reachable = (port) =>
+  new Promise((ok) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.setTimeout(2000);
+    socket.on('connect', () => {
+      socket.destroy();
+      ok(true);
+    });
+    socket.on('error', () => ok(false));
+    socket.on('timeout', () => {
+      socket.destroy();
+      ok(false);
+    });
+  });
 
 if (!(await reachable(5432))) {
   if (process.env.CI === 'true') {
@@ -34,6 +42,15 @@ if (!(await reachable(5432))) {
   console.log('NOTE: PostgreSQL is not reachable at 127.0.0.1:5432: the PostgreSQL tier of every database test is SKIPPED.');
 }
 
+const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+if (build.status !== 0) {
+  console.error('npm run build failed: the tests would run bin/booking on a stale or missing dist/.');
+  process.exit(build.status ?? 1);
+}
+
 const files = (only.length ? only : find(join(root, 'test'))).map((f) => relative(root, f)).sort();
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { cwd: root, stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+  cwd: root,
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);

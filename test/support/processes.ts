@@ -42,8 +42,8 @@ export async function serve(databaseUrl: string, env: Record<string, string> = {
     env: { ...process.env, DATABASE_URL: databaseUrl, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
-  child.stdout!.on('data', (d) => { log += d; });
-  child.stderr!.on('data', (d) => { log += d; });
+  child.stdout.on('data', (d) => { log += d; });
+  child.stderr.on('data', (d) => { log += d; });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => child.on('exit', (code, signal) => ok({ code, signal })));
   const origin = `http://127.0.0.1:${port}`;
   const until = Date.now() + 30_000;
