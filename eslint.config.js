@@ -134,6 +134,15 @@ export default defineConfig(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
+      // test fixtures hand out { db, dispose } objects whose functions are destructured; none uses `this`
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    files: ['src/db/migrations/**'],
+    rules: {
+      // a migration is written against the schema as it was then, not today's table types (Kysely's advice)
+      '@typescript-eslint/no-explicit-any': 'off',
     },
   },
   {

@@ -230,7 +230,7 @@ class OutboxDelivery {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.running = this.runOnce().catch((error) => {
+      this.running = this.runOnce().catch((error: unknown) => {
         this.options.log.error({ err: error }, 'outbox poll failed');
         return 0;
       });

@@ -85,8 +85,13 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
  * breaks behind PgBouncer in transaction mode (docs/operations.md). int8 arrives as a number (connect.ts).
  */
 export function postgresHotReads(pool: pg.Pool): HotReads {
-  const rows = async (name: keyof typeof SQL, values: unknown[], rowMode?: 'array') =>
-    (await pool.query({ text: SQL[name], values, ...(rowMode ? { rowMode } : {}) })).rows;
+  interface VersionsRow {
+    config_version?: unknown;
+    bookings_version: unknown;
+  }
+  const rows = async (name: keyof typeof SQL, values: unknown[]) => (await pool.query<VersionsRow>({ text: SQL[name], values })).rows;
+  const arrays = async (name: keyof typeof SQL, values: unknown[]) =>
+    (await pool.query<unknown[]>({ text: SQL[name], values, rowMode: 'array' })).rows;
   return {
     versions: async (scheduleId) => {
       const [row] = await rows('versions', [scheduleId]);
@@ -94,6 +99,6 @@ export function postgresHotReads(pool: pg.Pool): HotReads {
       return versionsOf(row.config_version, scheduleId, row.bookings_version);
     },
     bookingsVersion: async (scheduleId) => Number((await rows('bookingsVersion', [scheduleId]))[0]?.bookings_version ?? 0),
-    bookedTimes: async (scheduleId, from, to) => spansOf(await rows('bookedTimes', [scheduleId, from, to], 'array')),
+    bookedTimes: async (scheduleId, from, to) => spansOf(await arrays('bookedTimes', [scheduleId, from, to])),
   };
 }

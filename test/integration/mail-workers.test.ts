@@ -58,8 +58,8 @@ describeEachDatabase('mail workers', (dialect) => {
       });
     })();
     let output = '';
-    child.stdout!.on('data', (d) => { output += d; });
-    child.stderr!.on('data', (d) => { output += d; });
+    child.stdout.on('data', (d) => { output += d; });
+    child.stderr.on('data', (d) => { output += d; });
     const exited = new Promise<NodeJS.Signals | null>((ok) => child.on('exit', (_code, signal) => ok(signal)));
     let server: Awaited<ReturnType<typeof serve>> | null = null;
     try {

@@ -119,7 +119,7 @@ describe('several instances behave as one service', { skip: missing.length ? `${
     try {
       return (await promisify(execFile)(CLI, args, { cwd: PROJECT, env, timeout: 60_000 })).stdout;
     } catch (error) {
-      throw new Error(`booking ${args.join(' ')} failed: ${(error as { stderr?: string }).stderr ?? error}`);
+      throw new Error(`booking ${args.join(' ')} failed: ${(error as { stderr?: string }).stderr ?? String(error)}`, { cause: error });
     }
   };
 
@@ -347,7 +347,7 @@ describe('several instances behave as one service', { skip: missing.length ? `${
     const socket = tcpConnect({ host: '127.0.0.1', port: instance.port });
     await once(socket, 'connect');
     let response = '';
-    socket.on('data', (d) => { response += d; });
+    socket.on('data', (d) => { response += String(d); });
     const ended = once(socket, 'end');
     // Expect: 100-continue makes the server say when it has read the headers: from then on the request is in flight
     socket.write(`POST /api/bookings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);

@@ -63,7 +63,7 @@ const submission = { email: 'one.rule@example.com' };
 
 async function get(inst: TestInstallation, url: string) {
   const res = await inst.api({ method: 'GET', url });
-  return { status: res.statusCode, body: res.json() as { data: any } };
+  return { status: res.statusCode, body: res.json<{ data: any }>() };
 }
 
 async function book(inst: TestInstallation, schedule: number, reason: number, slot: string) {

@@ -58,7 +58,7 @@ export class TimeZone {
     for (const part of this.format.formatToParts(new Date(whole))) {
       if (part.type !== 'literal') p[part.type] = Number(part.value);
     }
-    const wall = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+    const wall = Date.UTC(p.year!, p.month! - 1, p.day, p.hour, p.minute, p.second);
     return wall - whole;
   }
 

@@ -16,7 +16,7 @@ export async function bumpConfigVersion(trx: Q): Promise<void> {
 
 export async function loadSettings(db: Q): Promise<InstallationSettings> {
   const rows = await db.selectFrom('settings').select(['key', 'value']).execute();
-  return settingsFromRows(rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) })));
+  return settingsFromRows(rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as unknown })));
 }
 
 export async function saveSetting(trx: Q, key: SettingKey, value: unknown): Promise<void> {

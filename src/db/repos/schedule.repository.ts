@@ -3,7 +3,7 @@ import type { Database } from '../schema.js';
 import type {
   DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, StoredSchedule, WeeklyHours,
 } from '../../core/schedules/schedule.js';
-import type { FormField, FormType, InputType } from '../../core/forms/form-fields.js';
+import type { FormField } from '../../core/forms/form-fields.js';
 import { formatClock, parseClock } from '../../core/time/calendar.js';
 
 type Q = Kysely<Database>;

@@ -7,7 +7,7 @@ import { InvalidInput } from '../../core/errors.js';
 import { generateToken, saveGeneralSettings, setApiEnabled, setOperatorSetting } from '../../app/installation.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
-import { csrfField, input, page, select, type Errors, type PageContext } from './layout.js';
+import { csrfField, input, page, select, type Errors } from './layout.js';
 import { body, query, sendPage, state, type AdminDeps } from './context.js';
 import type { InstallationSettings } from '../../core/settings.js';
 
