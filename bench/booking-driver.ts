@@ -4,7 +4,13 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
-export interface DriverCommand { url: string; headers: Record<string, string>; bodies: string[]; perSecond: number; answerWithinMs: number }
+export interface DriverCommand {
+  url: string;
+  headers: Record<string, string>;
+  bodies: string[];
+  perSecond: number;
+  answerWithinMs: number;
+}
 export type DriverReport =
   | { type: 'listening' }
   | { type: 'ready' }
@@ -16,11 +22,15 @@ const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 function post(url: URL, headers: Record<string, string>, body: string): Promise<number | 'error'> {
   return new Promise((resolve) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.once('end', () => resolve(res.statusCode ?? 0));
-      res.once('error', () => resolve('error'));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+        res.once('error', () => resolve('error'));
+      },
+    );
     req.once('error', () => resolve('error'));
     req.end(body);
   });
@@ -29,12 +39,20 @@ function post(url: URL, headers: Record<string, string>, body: string): Promise<
 /** A few keep-alive connections opened before the clock starts, so the first bookings do not pay for a connect. */
 async function warmUp(url: URL, headers: Record<string, string>): Promise<void> {
   const health = new URL('/healthz', url);
-  await Promise.all(Array.from({ length: 4 }, () => new Promise<void>((resolve, reject) => {
-    request(health, { agent, headers }, (res) => {
-      res.resume();
-      res.once('end', resolve);
-    }).once('error', reject).end();
-  })));
+  await Promise.all(
+    Array.from(
+      { length: 4 },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          request(health, { agent, headers }, (res) => {
+            res.resume();
+            res.once('end', resolve);
+          })
+            .once('error', reject)
+            .end();
+        }),
+    ),
+  );
 }
 
 async function run({ url, headers, bodies, perSecond, answerWithinMs }: DriverCommand): Promise<DriverReport> {
@@ -48,7 +66,9 @@ async function run({ url, headers, bodies, perSecond, answerWithinMs }: DriverCo
   const start = performance.now();
   const deadline = start + bodies.length * interval + answerWithinMs;
   let allAnswered!: () => void;
-  const finished = new Promise<void>((resolve) => { allAnswered = resolve; });
+  const finished = new Promise<void>((resolve) => {
+    allAnswered = resolve;
+  });
 
   const send = (i: number, scheduled: number) => {
     void post(target, headers, bodies[i]!).then((status) => {
@@ -74,7 +94,12 @@ async function run({ url, headers, bodies, perSecond, answerWithinMs }: DriverCo
     tick();
   });
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([finished, new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - performance.now())); })]);
+  await Promise.race([
+    finished,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, deadline - performance.now()));
+    }),
+  ]);
   clearTimeout(timer);
   const unanswered = bodies.length - answered;
   if (unanswered > 0) {

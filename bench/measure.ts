@@ -10,7 +10,11 @@ import type { DriverCommand, DriverReport } from './booking-driver.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export interface Figures {
-  rps: number; p50: number; p99: number; errors: number; ok: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  ok: number;
   /** status code -> count of every answer outside 2xx, so that a failing phase says why */
   others: Record<string, number>;
 }
@@ -21,7 +25,11 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-export interface LoadOptions { connections: number; seconds: number; [option: string]: unknown }
+export interface LoadOptions {
+  connections: number;
+  seconds: number;
+  [option: string]: unknown;
+}
 
 /** Closed loop: `connections` each send their next request when the previous one is answered. */
 export async function load(url: string, { connections, seconds, ...options }: LoadOptions): Promise<Figures> {
@@ -75,10 +83,15 @@ export interface OfferedBookings {
  * returned promise settles when both are done. Response times count from the scheduled send time.
  */
 export async function offerBookings<T>(
-  url: string, headers: Record<string, string>, bodies: string[], perSecond: number, during: () => Promise<T>,
+  url: string,
+  headers: Record<string, string>,
+  bodies: string[],
+  perSecond: number,
+  during: () => Promise<T>,
 ): Promise<{ bookings: OfferedBookings; during: T }> {
   const driver = fork(join(ROOT, 'bench/booking-driver.ts'), [], {
-    execArgv: ['--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs')],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<number | null>((resolve) => driver.once('exit', resolve));
   try {

@@ -32,19 +32,43 @@ const SPREAD_SCHEDULES = Number(env.BENCH_SCHEDULES ?? 50);
 const POSTGRES_ADMIN_URL = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ENGINES = ['sqlite', 'postgres'] as const;
 const SCENARIOS = ['reads', 'mixed', 'bookings'] as const;
-type Engine = typeof ENGINES[number];
-type Scenario = typeof SCENARIOS[number];
+type Engine = (typeof ENGINES)[number];
+type Scenario = (typeof SCENARIOS)[number];
 
 function chosen<T extends string>(variable: string, all: readonly T[]): T[] {
-  const names = (env[variable] ?? all.join(',')).split(',').map((n) => n.trim()).filter(Boolean);
-  for (const name of names) if (!all.includes(name as T)) throw new Error(`${variable}: unknown "${name}" (one or more of ${all.join(',')})`);
+  const names = (env[variable] ?? all.join(','))
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  for (const name of names)
+    if (!all.includes(name as T)) throw new Error(`${variable}: unknown "${name}" (one or more of ${all.join(',')})`);
   return all.filter((n) => names.includes(n));
 }
 
-interface Reads { ceiling: Figures; slotsBytes: number; daysCount: number; schedules: Figures; days: Figures; slots: Figures }
-interface Mixed { quietDays: Figures; loadedDays: Figures; bookings: OfferedBookings; seconds: number }
-interface Bookings { single: Figures; spread: Figures }
-interface EngineFigures { engine: Engine; reads?: Reads; mixed?: Mixed; bookings?: Bookings }
+interface Reads {
+  ceiling: Figures;
+  slotsBytes: number;
+  daysCount: number;
+  schedules: Figures;
+  days: Figures;
+  slots: Figures;
+}
+interface Mixed {
+  quietDays: Figures;
+  loadedDays: Figures;
+  bookings: OfferedBookings;
+  seconds: number;
+}
+interface Bookings {
+  single: Figures;
+  spread: Figures;
+}
+interface EngineFigures {
+  engine: Engine;
+  reads?: Reads;
+  mixed?: Mixed;
+  bookings?: Bookings;
+}
 
 function startProcess(command: string, args: string[], extraEnv: NodeJS.ProcessEnv): ChildProcess {
   return spawn(command, args, { cwd: ROOT, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -54,7 +78,9 @@ async function waitFor(url: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     try {
       if ((await fetch(url)).ok) return;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} did not answer`);
@@ -80,7 +106,10 @@ async function measureCeiling(bytes: number): Promise<Figures> {
 
 class Api {
   readonly headers: Record<string, string>;
-  constructor(readonly base: string, token: string) {
+  constructor(
+    readonly base: string,
+    token: string,
+  ) {
     this.headers = { authorization: `Bearer ${token}` };
   }
 
@@ -119,12 +148,22 @@ class Api {
       method: 'POST',
       headers: { ...this.headers, 'content-type': 'application/json' },
       maxOverallRequests: times.length,
-      requests: [{
-        setupRequest: (request: Record<string, unknown>) => {
-          const { schedule, slot } = times[next++]!;
-          return { ...request, body: JSON.stringify({ schedule: schedule.scheduleId, reason: schedule.reasonId, slot, submission: { email: `${emailPrefix}${next}@example.com` } }) };
+      requests: [
+        {
+          setupRequest: (request: Record<string, unknown>) => {
+            const { schedule, slot } = times[next++]!;
+            return {
+              ...request,
+              body: JSON.stringify({
+                schedule: schedule.scheduleId,
+                reason: schedule.reasonId,
+                slot,
+                submission: { email: `${emailPrefix}${next}@example.com` },
+              }),
+            };
+          },
         },
-      }],
+      ],
     });
     const exhausted = next >= times.length ? `, all of them: the phase stopped before its ${SECONDS} s, so its req/s reads low` : '';
     console.log(`  POST /bookings, ${name}: booked ${figures.ok} of ${times.length} distinct free times${exhausted}`);
@@ -136,16 +175,22 @@ async function benchEngine(engine: Engine, databaseUrl: string, port: number, sc
   const started = Date.now();
   const { token, busiestDay, ...s } = await seedInstallation(databaseUrl);
   // the limiter must not distort the figures
-  const set = spawnSync(join(ROOT, 'bin/booking'), ['set', 'api.rate_limit_per_minute', '9999999'], { env: { ...env, DATABASE_URL: databaseUrl }, encoding: 'utf8' });
+  const set = spawnSync(join(ROOT, 'bin/booking'), ['set', 'api.rate_limit_per_minute', '9999999'], {
+    env: { ...env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
   if (set.status !== 0) throw new Error(`booking set failed: ${set.stderr}`);
-  console.log(`${engine}: seeded ${SEEDED_BOOKINGS} bookings in ${((Date.now() - started) / 1000).toFixed(1)} s; busiest day ${busiestDay}`);
+  console.log(
+    `${engine}: seeded ${SEEDED_BOOKINGS} bookings in ${((Date.now() - started) / 1000).toFixed(1)} s; busiest day ${busiestDay}`,
+  );
 
   // what bin/booking runs, started directly so that BENCH_SERVER_NODE_ARGS can profile the server under
   // load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (not allowed in NODE_OPTIONS)
   const nodeArgs = (env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const server = startProcess(process.execPath, [
-    ...nodeArgs, join(ROOT, 'dist/cli/main.js'), 'serve', '--port', String(port),
-  ], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
+  const server = startProcess(process.execPath, [...nodeArgs, join(ROOT, 'dist/cli/main.js'), 'serve', '--port', String(port)], {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+  });
   const base = `http://127.0.0.1:${port}`;
   const figures: EngineFigures = { engine };
   try {
@@ -166,13 +211,18 @@ async function benchEngine(engine: Engine, databaseUrl: string, port: number, sc
 
     if (scenarios.includes('mixed')) {
       const free = shuffled(await api.freeTimes(s));
-      if (free.length < BOOKINGS_OFFERED) throw new Error(`only ${free.length} free times on the /days schedule for ${BOOKINGS_OFFERED} bookings`);
-      const bodies = free.slice(0, BOOKINGS_OFFERED).map((slot, i) =>
-        JSON.stringify({ schedule: s.scheduleId, reason: s.reasonId, slot, submission: { email: `mixed${i + 1}@example.com` } }));
-      const quietDays = figures.reads?.days ?? await read(`/days?${q}`);
+      if (free.length < BOOKINGS_OFFERED)
+        throw new Error(`only ${free.length} free times on the /days schedule for ${BOOKINGS_OFFERED} bookings`);
+      const bodies = free
+        .slice(0, BOOKINGS_OFFERED)
+        .map((slot, i) =>
+          JSON.stringify({ schedule: s.scheduleId, reason: s.reasonId, slot, submission: { email: `mixed${i + 1}@example.com` } }),
+        );
+      const quietDays = figures.reads?.days ?? (await read(`/days?${q}`));
       const seconds = BOOKINGS_OFFERED / BOOKING_RATE;
-      const { bookings, during } = await offerBookings(`${base}/api/bookings`, api.headers, bodies, BOOKING_RATE,
-        () => load(`${base}/api/days?${q}`, { connections: CONNECTIONS, seconds, headers: api.headers }));
+      const { bookings, during } = await offerBookings(`${base}/api/bookings`, api.headers, bodies, BOOKING_RATE, () =>
+        load(`${base}/api/days?${q}`, { connections: CONNECTIONS, seconds, headers: api.headers }),
+      );
       figures.mixed = { quietDays, loadedDays: during, bookings, seconds };
     }
 
@@ -184,10 +234,14 @@ async function benchEngine(engine: Engine, databaseUrl: string, port: number, sc
       // room for 4 times the single-schedule rate (and at least two days of each schedule) without fetching
       // every day of 50 schedules
       const enough = Math.max(600, Math.ceil((4 * singleFigures.ok) / SPREAD_SCHEDULES));
-      const perSchedule = await Promise.all(spread.map(async (schedule) => (await api.freeTimes(schedule, enough)).map((slot) => ({ schedule, slot }))));
+      const perSchedule = await Promise.all(
+        spread.map(async (schedule) => (await api.freeTimes(schedule, enough)).map((slot) => ({ schedule, slot }))),
+      );
       // round robin, so that concurrent requests land on different schedules
       const longest = Math.max(...perSchedule.map((t) => t.length));
-      const interleaved = Array.from({ length: longest }, (_, i) => perSchedule.map((times) => times[i])).flat().filter((t) => t !== undefined);
+      const interleaved = Array.from({ length: longest }, (_, i) => perSchedule.map((times) => times[i]))
+        .flat()
+        .filter((t) => t !== undefined);
       figures.bookings = { single: singleFigures, spread: await api.book(`${SPREAD_SCHEDULES} schedules`, interleaved) };
     }
     return figures;
@@ -218,11 +272,16 @@ const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(2));
 const ratio = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : '-');
 const row = (label: string, f: { rps: number; p50: number; p99: number; errors: number }, compared = '') =>
   `${label.padEnd(38)} ${(Number.isNaN(f.rps) ? '-' : f.rps.toFixed(0)).padStart(8)} ${ms(f.p50).padStart(8)} ${ms(f.p99).padStart(8)} ${String(f.errors).padStart(8)}  ${compared}`;
-const statuses = (others: Record<string, number>) => Object.entries(others).map(([status, n]) => `${n} x ${status}`).join(', ') || 'none';
+const statuses = (others: Record<string, number>) =>
+  Object.entries(others)
+    .map(([status, n]) => `${n} x ${status}`)
+    .join(', ') || 'none';
 
 function printEngine({ engine, reads, mixed, bookings }: EngineFigures): void {
   console.log(`\n${engine}: ${CONNECTIONS} connections x ${SECONDS} s per closed-loop target`);
-  console.log(`${'target'.padEnd(38)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)}  ratio`);
+  console.log(
+    `${'target'.padEnd(38)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)}  ratio`,
+  );
   if (reads) {
     const toCeiling = (f: Figures) => `${ratio(f.rps / reads.ceiling.rps)} x ceiling`;
     console.log(row(`ceiling node:http, ${reads.slotsBytes}-byte JSON`, reads.ceiling));
@@ -233,37 +292,101 @@ function printEngine({ engine, reads, mixed, bookings }: EngineFigures): void {
   if (mixed) {
     const b = mixed.bookings;
     if (!reads) console.log(row('GET /days, quiet', mixed.quietDays));
-    console.log(row(`GET /days, ${BOOKING_RATE} bookings/s landing`, mixed.loadedDays, `${ratio(mixed.loadedDays.rps / mixed.quietDays.rps)} x quiet`));
+    console.log(
+      row(
+        `GET /days, ${BOOKING_RATE} bookings/s landing`,
+        mixed.loadedDays,
+        `${ratio(mixed.loadedDays.rps / mixed.quietDays.rps)} x quiet`,
+      ),
+    );
     // open loop: the rate is the offered one (the line below the table says what came of it); p50/p99 of
     // the 201s from their scheduled send times; non-2xx counts every other answer and every missing one
-    console.log(row(`POST /bookings, ${BOOKING_RATE}/s open loop`, { rps: Number.NaN, p50: b.p50, p99: b.p99, errors: b.offered - b.accepted }));
+    console.log(
+      row(`POST /bookings, ${BOOKING_RATE}/s open loop`, { rps: Number.NaN, p50: b.p50, p99: b.p99, errors: b.offered - b.accepted }),
+    );
   }
   if (bookings) {
     console.log(row('POST /bookings, 1 schedule', bookings.single));
-    console.log(row(`POST /bookings, ${SPREAD_SCHEDULES} schedules`, bookings.spread, `${ratio(bookings.spread.rps / bookings.single.rps)} x 1 schedule`));
+    console.log(
+      row(
+        `POST /bookings, ${SPREAD_SCHEDULES} schedules`,
+        bookings.spread,
+        `${ratio(bookings.spread.rps / bookings.single.rps)} x 1 schedule`,
+      ),
+    );
   }
-  const closedLoop: [string, Figures | undefined][] = [['GET /schedules', reads?.schedules], ['GET /days', reads?.days], ['GET /slots', reads?.slots],
-    ['GET /days, quiet', reads ? undefined : mixed?.quietDays], ['GET /days, bookings landing', mixed?.loadedDays],
-    ['POST /bookings, 1 schedule', bookings?.single], ['POST /bookings, spread', bookings?.spread]];
-  for (const [label, f] of closedLoop) if (f && f.errors > 0) console.log(`${label}: non-2xx ${statuses(f.others)}, ${f.errors - Object.values(f.others).reduce((a, b) => a + b, 0)} errors or timeouts`);
+  const closedLoop: [string, Figures | undefined][] = [
+    ['GET /schedules', reads?.schedules],
+    ['GET /days', reads?.days],
+    ['GET /slots', reads?.slots],
+    ['GET /days, quiet', reads ? undefined : mixed?.quietDays],
+    ['GET /days, bookings landing', mixed?.loadedDays],
+    ['POST /bookings, 1 schedule', bookings?.single],
+    ['POST /bookings, spread', bookings?.spread],
+  ];
+  for (const [label, f] of closedLoop)
+    if (f && f.errors > 0)
+      console.log(
+        `${label}: non-2xx ${statuses(f.others)}, ${f.errors - Object.values(f.others).reduce((a, b) => a + b, 0)} errors or timeouts`,
+      );
   if (mixed) {
     const b = mixed.bookings;
-    console.log(`open loop: ${b.offered} bookings offered at ${BOOKING_RATE}/s over ${mixed.seconds} s to the /days schedule: ${b.accepted} accepted (201), other answers: ${statuses(b.others)}; ` +
-      `queued past 1 s: ${b.queuedPastOneSecond}; the driver sent at most ${ms(b.maxSendLagMs)} ms behind its schedule`);
+    console.log(
+      `open loop: ${b.offered} bookings offered at ${BOOKING_RATE}/s over ${mixed.seconds} s to the /days schedule: ${b.accepted} accepted (201), other answers: ${statuses(b.others)}; ` +
+        `queued past 1 s: ${b.queuedPastOneSecond}; the driver sent at most ${ms(b.maxSendLagMs)} ms behind its schedule`,
+    );
   }
 }
 
-interface Target { label: string; value: (f: EngineFigures) => number | undefined; goal?: Partial<Record<Engine, { atLeast?: number; below?: number; atMost?: number }>>; digits?: number }
+interface Target {
+  label: string;
+  value: (f: EngineFigures) => number | undefined;
+  goal?: Partial<Record<Engine, { atLeast?: number; below?: number; atMost?: number }>>;
+  digits?: number;
+}
 
 const TARGETS: Target[] = [
-  { label: '/schedules req/s / ceiling', value: (f) => f.reads && f.reads.schedules.rps / f.reads.ceiling.rps, goal: { postgres: { atLeast: 0.35 } } },
-  { label: '/days req/s / ceiling', value: (f) => f.reads && f.reads.days.rps / f.reads.ceiling.rps, goal: { postgres: { atLeast: 0.35 } } },
-  { label: '/slots req/s / ceiling', value: (f) => f.reads && f.reads.slots.rps / f.reads.ceiling.rps, goal: { sqlite: { atLeast: 0.5 }, postgres: { atLeast: 0.35 } } },
-  { label: '/days p50 / /schedules p50', value: (f) => f.reads && f.reads.days.p50 / f.reads.schedules.p50, goal: { sqlite: { atMost: 3 }, postgres: { atMost: 3 } } },
-  { label: '/days req/s loaded / quiet', value: (f) => f.mixed && f.mixed.loadedDays.rps / f.mixed.quietDays.rps, goal: { sqlite: { atLeast: 0.6 }, postgres: { atLeast: 0.6 } } },
-  { label: 'bookings accepted / offered', value: (f) => f.mixed && f.mixed.bookings.accepted / f.mixed.bookings.offered, goal: { sqlite: { atLeast: 1 }, postgres: { atLeast: 1 } } },
-  { label: 'bookings queued past 1 s', value: (f) => f.mixed?.bookings.queuedPastOneSecond, goal: { sqlite: { atMost: 0 }, postgres: { atMost: 0 } }, digits: 0 },
-  { label: 'booking p99 ms under /days load', value: (f) => f.mixed?.bookings.p99, goal: { sqlite: { below: 50 }, postgres: { below: 50 } } },
+  {
+    label: '/schedules req/s / ceiling',
+    value: (f) => f.reads && f.reads.schedules.rps / f.reads.ceiling.rps,
+    goal: { postgres: { atLeast: 0.35 } },
+  },
+  {
+    label: '/days req/s / ceiling',
+    value: (f) => f.reads && f.reads.days.rps / f.reads.ceiling.rps,
+    goal: { postgres: { atLeast: 0.35 } },
+  },
+  {
+    label: '/slots req/s / ceiling',
+    value: (f) => f.reads && f.reads.slots.rps / f.reads.ceiling.rps,
+    goal: { sqlite: { atLeast: 0.5 }, postgres: { atLeast: 0.35 } },
+  },
+  {
+    label: '/days p50 / /schedules p50',
+    value: (f) => f.reads && f.reads.days.p50 / f.reads.schedules.p50,
+    goal: { sqlite: { atMost: 3 }, postgres: { atMost: 3 } },
+  },
+  {
+    label: '/days req/s loaded / quiet',
+    value: (f) => f.mixed && f.mixed.loadedDays.rps / f.mixed.quietDays.rps,
+    goal: { sqlite: { atLeast: 0.6 }, postgres: { atLeast: 0.6 } },
+  },
+  {
+    label: 'bookings accepted / offered',
+    value: (f) => f.mixed && f.mixed.bookings.accepted / f.mixed.bookings.offered,
+    goal: { sqlite: { atLeast: 1 }, postgres: { atLeast: 1 } },
+  },
+  {
+    label: 'bookings queued past 1 s',
+    value: (f) => f.mixed?.bookings.queuedPastOneSecond,
+    goal: { sqlite: { atMost: 0 }, postgres: { atMost: 0 } },
+    digits: 0,
+  },
+  {
+    label: 'booking p99 ms under /days load',
+    value: (f) => f.mixed?.bookings.p99,
+    goal: { sqlite: { below: 50 }, postgres: { below: 50 } },
+  },
   { label: `bookings req/s ${SPREAD_SCHEDULES} schedules / 1`, value: (f) => f.bookings && f.bookings.spread.rps / f.bookings.single.rps },
 ];
 
@@ -276,8 +399,12 @@ function printSummary(results: EngineFigures[]): void {
       const goal = target.goal?.[f.engine];
       const shown = Number.isFinite(value) ? value.toFixed(target.digits ?? 2) : '-';
       if (!goal) return shown.padEnd(24);
-      const [met, wanted] = goal.atLeast !== undefined ? [value >= goal.atLeast, `>= ${goal.atLeast}`]
-        : goal.below !== undefined ? [value < goal.below, `< ${goal.below}`] : [value <= goal.atMost!, `<= ${goal.atMost}`];
+      const [met, wanted] =
+        goal.atLeast !== undefined
+          ? [value >= goal.atLeast, `>= ${goal.atLeast}`]
+          : goal.below !== undefined
+            ? [value < goal.below, `< ${goal.below}`]
+            : [value <= goal.atMost!, `<= ${goal.atMost}`];
       return `${shown} (${wanted}: ${met ? 'met' : 'MISSED'})`.padEnd(24);
     });
     console.log(`${target.label.padEnd(40)}${cells.join('')}`);
@@ -287,15 +414,18 @@ function printSummary(results: EngineFigures[]): void {
 async function main() {
   const engines = chosen('BENCH_ENGINES', ENGINES);
   const scenarios = chosen('BENCH_SCENARIOS', SCENARIOS);
-  console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); ${SEEDED_BOOKINGS} bookings on one schedule, ${HORIZON_DAYS}-day horizon; ` +
-    `autocannon ${CONNECTIONS} connections x ${SECONDS} s per closed-loop target; scenarios ${scenarios.join(', ')}`);
+  console.log(
+    `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); ${SEEDED_BOOKINGS} bookings on one schedule, ${HORIZON_DAYS}-day horizon; ` +
+      `autocannon ${CONNECTIONS} connections x ${SECONDS} s per closed-loop target; scenarios ${scenarios.join(', ')}`,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'booking-bench-'));
   const results: EngineFigures[] = [];
   try {
     if (engines.includes('sqlite')) results.push(await benchEngine('sqlite', `sqlite:${join(dir, 'bench.db')}`, 3901, scenarios));
     if (engines.includes('postgres')) results.push(await withPostgresDatabase((url) => benchEngine('postgres', url, 3902, scenarios)));
   } finally {
-    if (!env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true }); else console.log('kept', dir);
+    if (!env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+    else console.log('kept', dir);
   }
   for (const figures of results) printEngine(figures);
   printSummary(results);

@@ -13,7 +13,10 @@ export const HORIZON_DAYS = 365;
 const ZONE = 'Europe/Berlin';
 const AROUND_THE_CLOCK = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [['00:00', '24:00']]]));
 
-export interface BenchSchedule { scheduleId: number; reasonId: number }
+export interface BenchSchedule {
+  scheduleId: number;
+  reasonId: number;
+}
 
 /** Today in the installation's zone (YYYY-MM-DD): never booked, since its first times may pass while a phase runs. */
 export function today(): string {
@@ -41,10 +44,32 @@ export async function seedInstallation(databaseUrl: string): Promise<BenchSchedu
   try {
     const now = Date.now();
     await migrate(db);
-    await setup(db, { timezone: ZONE, adminEmail: 'bench@example.com', adminPassword: 'bench password 1', name: 'Bench', notifyEmail: 'desk@example.com' }, now);
-    const { schedules } = await importSchedules(db, {
-      schedules: [{ name: 'Bench', slot_interval_minutes: 30, horizon_days: HORIZON_DAYS, weekly_hours: AROUND_THE_CLOCK, reasons: [{ name: 'Talk', duration_minutes: 30 }] }],
-    }, now);
+    await setup(
+      db,
+      {
+        timezone: ZONE,
+        adminEmail: 'bench@example.com',
+        adminPassword: 'bench password 1',
+        name: 'Bench',
+        notifyEmail: 'desk@example.com',
+      },
+      now,
+    );
+    const { schedules } = await importSchedules(
+      db,
+      {
+        schedules: [
+          {
+            name: 'Bench',
+            slot_interval_minutes: 30,
+            horizon_days: HORIZON_DAYS,
+            weekly_hours: AROUND_THE_CLOCK,
+            reasons: [{ name: 'Talk', duration_minutes: 30 }],
+          },
+        ],
+      },
+      now,
+    );
     const scheduleId = schedules[0]!.id;
     const reasonId = schedules[0]!.reasons[0]!.id;
     await setApiEnabled(db, true);
@@ -53,23 +78,49 @@ export async function seedInstallation(databaseUrl: string): Promise<BenchSchedu
     const zone = TimeZone.of(ZONE);
     const first = zone.localDayOf(now);
     const places: [number, number][] = [];
-    for (let day = first + 1; day <= first + HORIZON_DAYS; day++) for (let minute = 0; minute < 1440; minute += 30) places.push([day, minute]);
-    const chosen = shuffled(places).slice(0, SEEDED_BOOKINGS).filter(([day, minute]) => zone.startInstant(day, minute) !== null);
+    for (let day = first + 1; day <= first + HORIZON_DAYS; day++)
+      for (let minute = 0; minute < 1440; minute += 30) places.push([day, minute]);
+    const chosen = shuffled(places)
+      .slice(0, SEEDED_BOOKINGS)
+      .filter(([day, minute]) => zone.startInstant(day, minute) !== null);
     const perDay = new Map<number, number>();
     for (const [day] of chosen) perDay.set(day, (perDay.get(day) ?? 0) + 1);
     const busiest = [...perDay].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
     await db.write(async (trx) => {
-      const customer = await trx.insertInto('customers').values({
-        email_key: 'seed@example.com', email: 'seed@example.com', first_name: 'Seed', last_name: '', phone: '', created_at: now, updated_at: now,
-      }).returning('id').executeTakeFirstOrThrow();
+      const customer = await trx
+        .insertInto('customers')
+        .values({
+          email_key: 'seed@example.com',
+          email: 'seed@example.com',
+          first_name: 'Seed',
+          last_name: '',
+          phone: '',
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       for (let i = 0; i < chosen.length; i += 500) {
-        await trx.insertInto('bookings').values(chosen.slice(i, i + 500).map(([day, minute]) => {
-          const start = zone.startInstant(day, minute)!;
-          return {
-            details_id: randomBytes(18).toString('base64url'), schedule_id: scheduleId, reason_id: reasonId, customer_id: customer.id,
-            start_at: start, end_at: start + 30 * MINUTE_MS, status: 'booked', source: 'admin', answers: '{}', created_at: now,
-          };
-        })).execute();
+        await trx
+          .insertInto('bookings')
+          .values(
+            chosen.slice(i, i + 500).map(([day, minute]) => {
+              const start = zone.startInstant(day, minute)!;
+              return {
+                details_id: randomBytes(18).toString('base64url'),
+                schedule_id: scheduleId,
+                reason_id: reasonId,
+                customer_id: customer.id,
+                start_at: start,
+                end_at: start + 30 * MINUTE_MS,
+                status: 'booked',
+                source: 'admin',
+                answers: '{}',
+                created_at: now,
+              };
+            }),
+          )
+          .execute();
       }
     });
     return { token, scheduleId, reasonId, busiestDay: formatDate(busiest) };
@@ -87,11 +138,19 @@ export async function seedInstallation(databaseUrl: string): Promise<BenchSchedu
 export async function addBookingSchedules(databaseUrl: string, count: number): Promise<BenchSchedule[]> {
   const db = connect(databaseUrl);
   try {
-    const { schedules } = await importSchedules(db, {
-      schedules: Array.from({ length: count }, (_, i) => ({
-        name: `Bench bookings ${i + 1}`, slot_interval_minutes: 5, horizon_days: HORIZON_DAYS, weekly_hours: AROUND_THE_CLOCK, reasons: [{ name: 'Quick', duration_minutes: 5 }],
-      })),
-    }, Date.now());
+    const { schedules } = await importSchedules(
+      db,
+      {
+        schedules: Array.from({ length: count }, (_, i) => ({
+          name: `Bench bookings ${i + 1}`,
+          slot_interval_minutes: 5,
+          horizon_days: HORIZON_DAYS,
+          weekly_hours: AROUND_THE_CLOCK,
+          reasons: [{ name: 'Quick', duration_minutes: 5 }],
+        })),
+      },
+      Date.now(),
+    );
     return schedules.map((s) => ({ scheduleId: s.id, reasonId: s.reasons[0]!.id }));
   } finally {
     await db.close();

@@ -18,7 +18,9 @@ if (BROWSER_SKIP) {
 const out = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
 mkdirSync(out, { recursive: true });
 const dir = mkdtempSync(join(tmpdir(), 'booking-screens-'));
-const server = await startServer(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'booking.db')}`, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
+const server = await startServer(
+  loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'booking.db')}`, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }),
+);
 const browser = await launchBrowser();
 try {
   const page = await browser.context.newPage();
@@ -34,8 +36,19 @@ try {
 
   // a few bookings through the API, as a customer's website would make them
   const api = async (path: string, init: RequestInit = {}) =>
-    (await fetch(`${server.url}/api${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } })).json() as Promise<any>;
-  const people = [['Grace', 'Hopper'], ['Alan', 'Turing'], ['Katherine', 'Johnson'], ['Edsger', 'Dijkstra'], ['Barbara', 'Liskov']];
+    (
+      await fetch(`${server.url}/api${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      })
+    ).json() as Promise<any>;
+  const people = [
+    ['Grace', 'Hopper'],
+    ['Alan', 'Turing'],
+    ['Katherine', 'Johnson'],
+    ['Edsger', 'Dijkstra'],
+    ['Barbara', 'Liskov'],
+  ];
   const days: string[] = (await api('/days?schedule=1&reason=1')).data;
   let booked = 0;
   for (const day of days.slice(0, 3)) {
@@ -43,7 +56,15 @@ try {
     for (const slot of [slots[0], slots[4]]) {
       const [first, last] = people[booked % people.length]!;
       if (!slot) continue;
-      await api('/bookings', { method: 'POST', body: JSON.stringify({ schedule: 1, reason: 1, slot, submission: { first_name: first, last_name: last, email: `${first!.toLowerCase()}@example.com`, phone: '+49 30 1234567' } }) });
+      await api('/bookings', {
+        method: 'POST',
+        body: JSON.stringify({
+          schedule: 1,
+          reason: 1,
+          slot,
+          submission: { first_name: first, last_name: last, email: `${first!.toLowerCase()}@example.com`, phone: '+49 30 1234567' },
+        }),
+      });
       booked++;
     }
   }
@@ -62,7 +83,7 @@ try {
   await shoot('settings', '/admin/settings');
   await page.getByRole('button', { name: 'Generate a new token' }).click();
   await page.screenshot({ path: join(out, 'token.png'), fullPage: true });
-  console.log('docs/screenshots/token.png  <- a freshly generated token (this throwaway installation\'s)');
+  console.log("docs/screenshots/token.png  <- a freshly generated token (this throwaway installation's)");
   await shoot('customers', '/admin/customers');
   await shoot('mail', '/admin/mail');
   await shoot('bookings-phone', '/admin/bookings', { width: 390 });

@@ -24,7 +24,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const text = env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`);
   return value;
 }
 

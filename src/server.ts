@@ -37,16 +37,23 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
   }
   const url = await app.listen({ host: config.host, port: config.port });
   // SMTP_URL, else the server saved in the admin area; with neither the messages wait in the outbox
-  const mailer = startOutboxWorker({ db, smtpUrl: config.smtpUrl, from: config.mailFrom, giveUpAfterMs: config.mailGiveUpAfterHours * 3_600_000, log: app.log.child({ component: 'outbox' }) });
+  const mailer = startOutboxWorker({
+    db,
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    giveUpAfterMs: config.mailGiveUpAfterHours * 3_600_000,
+    log: app.log.child({ component: 'outbox' }),
+  });
   let stopping: Promise<void> | null = null;
-  const stop = () => (stopping ??= (async () => {
-    await app.close(); // stops accepting, lets requests in flight finish
-    // a send in flight gets a moment to finish (and be recorded as sent); one that takes longer (a stalled
-    // SMTP server) is aborted and its message released, so shutdown stays well within SHUTDOWN_TIMEOUT_MS
-    await mailer.stop();
-    await rateLimits?.close();
-    await db.close();
-  })());
+  const stop = () =>
+    (stopping ??= (async () => {
+      await app.close(); // stops accepting, lets requests in flight finish
+      // a send in flight gets a moment to finish (and be recorded as sent); one that takes longer (a stalled
+      // SMTP server) is aborted and its message released, so shutdown stays well within SHUTDOWN_TIMEOUT_MS
+      await mailer.stop();
+      await rateLimits?.close();
+      await db.close();
+    })());
   return { app, db, url, stop };
 }
 
@@ -60,10 +67,13 @@ export async function serveForever(config: Config): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS);
     timer.unref();
-    server.stop().then(() => process.exit(0), (error) => {
-      server.app.log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    });
+    server.stop().then(
+      () => process.exit(0),
+      (error) => {
+        server.app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -5,7 +5,13 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import { findAdminByEmail, findAdminById, findOrCreateSetting, setAdminPassword } from '../db/repos/installation.repository.js';
-import { clearSignInFailures, deleteSignInRows, expireSignInFailures, recentSignInFailures, recordSignInAttempt } from '../db/repos/sign-in-failure.repository.js';
+import {
+  clearSignInFailures,
+  deleteSignInRows,
+  expireSignInFailures,
+  recentSignInFailures,
+  recordSignInAttempt,
+} from '../db/repos/sign-in-failure.repository.js';
 import { InvalidInput } from '../core/errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { MIN_PASSWORD_LENGTH } from './installation.js';
@@ -84,7 +90,11 @@ export interface ThrottledAttempt {
  */
 export class SignInThrottle {
   /** per e-mail; an address (an office behind one NAT) gets four times as many */
-  constructor(private readonly db: Db, readonly maxFailures = 5, readonly windowMs = 15 * 60_000) {}
+  constructor(
+    private readonly db: Db,
+    readonly maxFailures = 5,
+    readonly windowMs = 15 * 60_000,
+  ) {}
 
   private limitOf(key: string): number {
     return key.startsWith('ip:') ? this.maxFailures * 4 : this.maxFailures;
@@ -119,7 +129,14 @@ export class SignInThrottle {
 
 export type SignInResult = { ok: true; cookie: string } | { ok: false; message: string };
 
-export async function signIn(db: Db, throttle: SignInThrottle, email: string, password: string, clientIp: string, now: number): Promise<SignInResult> {
+export async function signIn(
+  db: Db,
+  throttle: SignInThrottle,
+  email: string,
+  password: string,
+  clientIp: string,
+  now: number,
+): Promise<SignInResult> {
   const key = email.trim().toLowerCase();
   const keys = throttleKeys(key, clientIp);
   const attempt = await throttle.begin(keys, now);
@@ -139,12 +156,20 @@ export async function signIn(db: Db, throttle: SignInThrottle, email: string, pa
 const DUMMY_HASH = await hashPassword(randomBytes(12).toString('hex'));
 
 /** Changes the password; every other session ends (their fingerprint no longer matches). Returns the new cookie. */
-export async function changePassword(db: Db, session: Session, current: string, next: string, repeat: string, now: number): Promise<string> {
+export async function changePassword(
+  db: Db,
+  session: Session,
+  current: string,
+  next: string,
+  repeat: string,
+  now: number,
+): Promise<string> {
   const admin = await findAdminById(db.kysely, session.adminId);
   // the session was checked a moment ago; only a deletion in between gets here
   if (!admin) throw new Error(`admin ${session.adminId} no longer exists`);
   if (!(await verifyPassword(current, admin.password_hash))) throw new InvalidInput('The current password is wrong.', 'current_password');
-  if (next.length < MIN_PASSWORD_LENGTH) throw new InvalidInput(`The new password must have at least ${MIN_PASSWORD_LENGTH} characters.`, 'new_password');
+  if (next.length < MIN_PASSWORD_LENGTH)
+    throw new InvalidInput(`The new password must have at least ${MIN_PASSWORD_LENGTH} characters.`, 'new_password');
   if (next !== repeat) throw new InvalidInput('The two new passwords differ.', 'repeat_password');
   const passwordHash = await hashPassword(next);
   await db.write((trx) => setAdminPassword(trx, admin.id, passwordHash));

@@ -4,8 +4,18 @@
 import type { Db } from '../db/connect.js';
 import { bumpConfigVersion } from '../db/repos/installation.repository.js';
 import {
-  countFutureBookingsOfReason, deleteReason, deleteSchedule, insertReason, insertSchedule, loadSchedules, reasonExists, replaceForm,
-  scheduleExists, updateReason, updateScheduleHours, updateScheduleSettings,
+  countFutureBookingsOfReason,
+  deleteReason,
+  deleteSchedule,
+  insertReason,
+  insertSchedule,
+  loadSchedules,
+  reasonExists,
+  replaceForm,
+  scheduleExists,
+  updateReason,
+  updateScheduleHours,
+  updateScheduleSettings,
 } from '../db/repos/schedule.repository.js';
 import { countFutureBookings } from '../db/repos/booking.repository.js';
 import { Conflict, NotFound } from '../core/errors.js';
@@ -52,7 +62,9 @@ export async function removeSchedule(db: Db, id: number, now: number): Promise<v
     await requireSchedule(trx, id);
     const future = await countFutureBookings(trx, id, now);
     if (future > 0) {
-      throw new Conflict(`This schedule still has ${future} upcoming booking${future === 1 ? '' : 's'}. Cancel ${future === 1 ? 'it' : 'them'} first.`);
+      throw new Conflict(
+        `This schedule still has ${future} upcoming booking${future === 1 ? '' : 's'}. Cancel ${future === 1 ? 'it' : 'them'} first.`,
+      );
     }
     await deleteSchedule(trx, id);
     await bumpConfigVersion(trx);

@@ -31,15 +31,27 @@ export type { Versions };
  * bookings, so an answer is never stored under a version newer than the bookings it saw.
  */
 export class AnswerCache<T> {
-  private readonly entries = new Map<string, { configVersion: number; bookingsVersion: number; validFrom: number; validUntil: number; value: T; weight: number }>();
+  private readonly entries = new Map<
+    string,
+    { configVersion: number; bookingsVersion: number; validFrom: number; validUntil: number; value: T; weight: number }
+  >();
   private weight = 0;
 
   /** bounded by the total weight of the answers held (their number of days or free times), not by count */
-  constructor(private readonly maxWeight: number, private readonly weigh: (value: T) => number) {}
+  constructor(
+    private readonly maxWeight: number,
+    private readonly weigh: (value: T) => number,
+  ) {}
 
   get(key: string, configVersion: number, bookingsVersion: number, now: number): T | undefined {
     const hit = this.entries.get(key);
-    if (hit && hit.configVersion === configVersion && hit.bookingsVersion === bookingsVersion && hit.validFrom <= now && now < hit.validUntil) {
+    if (
+      hit &&
+      hit.configVersion === configVersion &&
+      hit.bookingsVersion === bookingsVersion &&
+      hit.validFrom <= now &&
+      now < hit.validUntil
+    ) {
       return hit.value;
     }
     return undefined;
@@ -96,7 +108,10 @@ const caches = new WeakMap<Db, { days: AnswerCache<ListAnswer>; slots: AnswerCac
 export function answerCachesOf(db: Db) {
   let found = caches.get(db);
   if (!found) {
-    found = { days: new AnswerCache<ListAnswer>(200_000, (days) => days.items.length), slots: new AnswerCache<DaySlots>(200_000, (day) => day.slots.length) };
+    found = {
+      days: new AnswerCache<ListAnswer>(200_000, (days) => days.items.length),
+      slots: new AnswerCache<DaySlots>(200_000, (day) => day.slots.length),
+    };
     caches.set(db, found);
   }
   return found;

@@ -46,7 +46,8 @@ export function apiAccessCheck({ db, snapshots, rateLimits = new MemoryRateLimit
     if (token === null || !tokenMatches(token, settings.tokenHash)) return { snapshot, versions, refusal: UNAUTHORIZED };
     // keyed by the token's hash: a new token starts a fresh count, and the token itself is never a key
     const decision = await checkRate(rateLimits, `api:${settings.tokenHash}`, settings.rateLimitPerMinute, clock());
-    if (!decision.allowed) return { snapshot, versions, refusal: { reason: 'rate limited', retryAfterSeconds: decision.retryAfterSeconds } };
+    if (!decision.allowed)
+      return { snapshot, versions, refusal: { reason: 'rate limited', retryAfterSeconds: decision.retryAfterSeconds } };
     return { snapshot, versions, refusal: null };
   };
 }

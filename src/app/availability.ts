@@ -5,8 +5,14 @@ import { answerCachesOf, type DaySlots, type ListAnswer, type Versions } from '.
 import { bookedTimes } from '../db/repos/booking.repository.js';
 import { NotFound } from '../core/errors.js';
 import {
-  bookingWindow, freeDaysWithExpiry, freeSlotsWithExpiry, findFreeSlot, relevantBookingStarts,
-  type AvailabilityContext, type BookedTime, type FreeSlot,
+  bookingWindow,
+  freeDaysWithExpiry,
+  freeSlotsWithExpiry,
+  findFreeSlot,
+  relevantBookingStarts,
+  type AvailabilityContext,
+  type BookedTime,
+  type FreeSlot,
 } from '../core/availability/free-slots.js';
 import { publicFields, type FormField } from '../core/forms/form-fields.js';
 import { formatDate, formatLocalDateTime, parseDate, parseLocalDateTime } from '../core/time/calendar.js';
@@ -40,12 +46,25 @@ function bookingsVersionOf(db: Db, scheduleId: number, known: Versions | undefin
 }
 
 /** Outside transactions: the bookings that matter for candidates on these days, through the prepared read. */
-function readBookingsAround(db: Db, schedule: ScheduleView, ctx: AvailabilityContext, firstDay: number, lastDay: number): Promise<BookedTime[]> {
+function readBookingsAround(
+  db: Db,
+  schedule: ScheduleView,
+  ctx: AvailabilityContext,
+  firstDay: number,
+  lastDay: number,
+): Promise<BookedTime[]> {
   const { from, to } = relevantBookingStarts(ctx, firstDay, lastDay);
   return db.hot.bookedTimes(schedule.id, from, to);
 }
 
-export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, now: number, known?: Versions): Promise<ListAnswer> {
+export async function listDays(
+  db: Db,
+  snapshot: Snapshot,
+  scheduleId: number | null,
+  reasonId: number | null,
+  now: number,
+  known?: Versions,
+): Promise<ListAnswer> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   const ctx = availabilityContext(snapshot, schedule, reason, now);
@@ -63,7 +82,15 @@ export async function listDays(db: Db, snapshot: Snapshot, scheduleId: number | 
 }
 
 /** The free times of one local day (cached), or null when the day lies outside today..horizon. */
-async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, reason: StoredReason, day: number, now: number, known: Versions | undefined): Promise<DaySlots | null> {
+async function slotsOfDay(
+  db: Db,
+  snapshot: Snapshot,
+  schedule: ScheduleView,
+  reason: StoredReason,
+  day: number,
+  now: number,
+  known: Versions | undefined,
+): Promise<DaySlots | null> {
   const ctx = availabilityContext(snapshot, schedule, reason, now);
   const window = bookingWindow(ctx);
   if (day < window.firstDay || day > window.lastDay) return null;
@@ -79,7 +106,15 @@ async function slotsOfDay(db: Db, snapshot: Snapshot, schedule: ScheduleView, re
   return answer;
 }
 
-export async function listSlots(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, dayText: string, now: number, known?: Versions): Promise<ListAnswer> {
+export async function listSlots(
+  db: Db,
+  snapshot: Snapshot,
+  scheduleId: number | null,
+  reasonId: number | null,
+  dayText: string,
+  now: number,
+  known?: Versions,
+): Promise<ListAnswer> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   const day = parseDate(dayText);
@@ -104,7 +139,15 @@ export async function freeSlotAt(trx: Db['kysely'], schedule: ScheduleView, ctx:
   return slot;
 }
 
-export async function formFor(db: Db, snapshot: Snapshot, scheduleId: number | null, reasonId: number | null, slotText: string, now: number, known?: Versions): Promise<FormField[]> {
+export async function formFor(
+  db: Db,
+  snapshot: Snapshot,
+  scheduleId: number | null,
+  reasonId: number | null,
+  slotText: string,
+  now: number,
+  known?: Versions,
+): Promise<FormField[]> {
   const schedule = findSchedule(snapshot, scheduleId);
   const reason = findReason(schedule, reasonId);
   // the same answer as freeSlotAt's (one rule), from the day's cached free times

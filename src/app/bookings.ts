@@ -62,12 +62,27 @@ export async function createBooking(db: Db, snapshot: Snapshot, request: Booking
     if (!(await db.lockSchedule(trx, schedule.id))) throw new NotFound('Schedule not found');
     const slot = await freeSlotAt(trx, schedule, ctx, request.slot);
     const end = slot.start + reason.durationMinutes * MINUTE_MS;
-    const customerId = await saveCustomer(trx, {
-      email, firstName: answerText(answers, 'first_name'), lastName: answerText(answers, 'last_name'), phone: answerText(answers, 'phone'),
-    }, now);
+    const customerId = await saveCustomer(
+      trx,
+      {
+        email,
+        firstName: answerText(answers, 'first_name'),
+        lastName: answerText(answers, 'last_name'),
+        phone: answerText(answers, 'phone'),
+      },
+      now,
+    );
     const detailsId = newDetailsId();
     const bookingId = await insertBooking(trx, {
-      detailsId, scheduleId: schedule.id, reasonId: reason.id, customerId, start: slot.start, end, source: request.source, answers, createdAt: now,
+      detailsId,
+      scheduleId: schedule.id,
+      reasonId: reason.id,
+      customerId,
+      start: slot.start,
+      end,
+      source: request.source,
+      answers,
+      createdAt: now,
     });
     await bumpBookingsVersion(trx, schedule.id);
     const messages: { kind: MessageKind; recipient: string }[] = [];

@@ -67,7 +67,9 @@ export interface GeneralSettings {
 }
 
 const GENERAL_SETTING_KEYS = {
-  name: 'installation.name', timezone: 'installation.timezone', notifyEmail: 'installation.notify_email',
+  name: 'installation.name',
+  timezone: 'installation.timezone',
+  notifyEmail: 'installation.notify_email',
 } as const satisfies Record<keyof GeneralSettings, SettingKey>;
 
 export type GeneralSettingsProblems = Partial<Record<keyof GeneralSettings, InvalidInput>>;

@@ -19,7 +19,14 @@
 // up on every poll through the snapshot cache (one primary-key read unless the configuration changed).
 // Without either nothing is claimed, so messages stay queued until a server is configured.
 import type { Db } from '../db/connect.js';
-import { claimDueMessages, markAttemptFailed, markSent, releaseClaim, type ClaimedMessage, type OutboxRow } from '../db/repos/outbox.repository.js';
+import {
+  claimDueMessages,
+  markAttemptFailed,
+  markSent,
+  releaseClaim,
+  type ClaimedMessage,
+  type OutboxRow,
+} from '../db/repos/outbox.repository.js';
 import { renderMessage } from '../mail/templates.js';
 import { describeSendError, smtpTransport, type SmtpTransport } from '../mail/smtp-transport.js';
 import { SnapshotCache } from './snapshot.js';
@@ -92,7 +99,10 @@ interface Sender {
 class TransportSlot {
   private current: { url: string; transport: SmtpTransport } | null = null;
 
-  constructor(private readonly maxWaitMs: number, private readonly log: OutboxLog) {}
+  constructor(
+    private readonly maxWaitMs: number,
+    private readonly log: OutboxLog,
+  ) {}
 
   /** The transport for this URL, or null for '' (no server configured). */
   for(url: string): SmtpTransport | null {
@@ -206,7 +216,10 @@ class OutboxDelivery {
     const source = await loadMessageSource(this.options.db, row);
     if (!source) throw new Error('the booking of this message no longer exists');
     const from = this.options.from || sender.savedFrom || source.installation.notifyEmail;
-    if (!from) throw new Error('no sender address: set MAIL_FROM, the sender address on the E-mail page, or the installation\'s notification address');
+    if (!from)
+      throw new Error(
+        "no sender address: set MAIL_FROM, the sender address on the E-mail page, or the installation's notification address",
+      );
     await sender.transport.send({ from, to: row.recipient, message: renderMessage(source) }, signal);
   }
 
@@ -216,8 +229,14 @@ class OutboxDelivery {
     const now = this.options.clock();
     const attempt = row.attempts + 1;
     const retryAt = now - row.created_at >= giveUpAfterMs ? null : now + retryDelay(attempt, retryBaseMs, retryCapMs);
-    const recorded = await markAttemptFailed(this.options.db.kysely, row.id, row.claimed_until, { error: describeSendError(error), retryAt });
-    log[retryAt === null ? 'error' : 'warn']({ outboxId: row.id, attempt, recorded, error: describeSendError(error) }, retryAt === null ? 'mail given up' : 'mail failed, will retry');
+    const recorded = await markAttemptFailed(this.options.db.kysely, row.id, row.claimed_until, {
+      error: describeSendError(error),
+      retryAt,
+    });
+    log[retryAt === null ? 'error' : 'warn'](
+      { outboxId: row.id, attempt, recorded, error: describeSendError(error) },
+      retryAt === null ? 'mail given up' : 'mail failed, will retry',
+    );
   }
 
   private async release(row: ClaimedMessage): Promise<void> {

@@ -5,8 +5,15 @@ import { NotFound } from '../core/errors.js';
 import { mailRecipient, type MessageState } from '../core/messages.js';
 import { findBookingId } from '../db/repos/booking.repository.js';
 import {
-  countMessagesByState, findMessage, listMessages as listRows, loadMessageRecord, retryMessageNow,
-  type MessageFilter, type MessageListItem, type MessageRecord, type OutboxRow,
+  countMessagesByState,
+  findMessage,
+  listMessages as listRows,
+  loadMessageRecord,
+  retryMessageNow,
+  type MessageFilter,
+  type MessageListItem,
+  type MessageRecord,
+  type OutboxRow,
 } from '../db/repos/outbox.repository.js';
 import { renderMessage, type MessageSource, type RenderedMessage } from '../mail/templates.js';
 
@@ -29,9 +36,18 @@ export interface OutboxMessage {
 }
 
 const view = (r: MessageListItem): OutboxMessage => ({
-  id: r.id, bookingId: r.booking_id, detailsId: r.details_id, kind: r.kind, recipient: r.recipient, state: r.state,
-  attempts: r.attempts, nextAttemptAt: r.next_attempt_at, claimedUntil: r.claimed_until, lastError: r.last_error,
-  createdAt: r.created_at, sentAt: r.sent_at,
+  id: r.id,
+  bookingId: r.booking_id,
+  detailsId: r.details_id,
+  kind: r.kind,
+  recipient: r.recipient,
+  state: r.state,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  claimedUntil: r.claimed_until,
+  lastError: r.last_error,
+  createdAt: r.created_at,
+  sentAt: r.sent_at,
 });
 
 export interface MessageQuery {

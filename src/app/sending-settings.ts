@@ -33,7 +33,12 @@ function checked<T>(parse: () => T): T | InvalidInput {
  * Checks both fields first and saves them in one transaction, so that nothing is saved when one is wrong.
  * Returns the errors by field; none when saved.
  */
-export async function saveSendingSettings(db: Db, input: SendingSettingsInput, fixed: FixedSending, storedSmtpUrl: string): Promise<SendingSettingsErrors> {
+export async function saveSendingSettings(
+  db: Db,
+  input: SendingSettingsInput,
+  fixed: FixedSending,
+  storedSmtpUrl: string,
+): Promise<SendingSettingsErrors> {
   const smtpUrl = fixed.smtpUrl ? null : checked(() => unmaskSmtpUrl(parseSmtpUrl(input.smtpUrl), storedSmtpUrl));
   const mailFrom = fixed.mailFrom ? null : input.mailFrom === '' ? '' : checked(() => parseEmail(input.mailFrom, 'mail_from'));
   const errors: SendingSettingsErrors = {};

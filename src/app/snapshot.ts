@@ -54,7 +54,9 @@ export class SnapshotCache {
   async at(version: number): Promise<Snapshot> {
     if (this.snapshot?.version === version) return this.snapshot;
     // one reload at a time; requests arriving meanwhile share it
-    this.loading ??= this.load(version).finally(() => { this.loading = null; });
+    this.loading ??= this.load(version).finally(() => {
+      this.loading = null;
+    });
     const loaded = await this.loading;
     return loaded.version >= version ? loaded : this.at(version);
   }

@@ -51,17 +51,29 @@ async function run(argv: string[]): Promise<void> {
       const { values } = parseArgs({
         args: rest,
         options: {
-          timezone: { type: 'string' }, 'admin-email': { type: 'string' }, 'admin-password': { type: 'string' },
-          name: { type: 'string' }, 'notify-email': { type: 'string' },
+          timezone: { type: 'string' },
+          'admin-email': { type: 'string' },
+          'admin-password': { type: 'string' },
+          name: { type: 'string' },
+          'notify-email': { type: 'string' },
         },
       });
       for (const required of ['timezone', 'admin-email', 'admin-password'] as const) {
         if (values[required] === undefined) throw new UsageError(`setup needs --${required}`);
       }
-      await withDb(config, (db) => setup(db, {
-        timezone: values.timezone!, adminEmail: values['admin-email']!, adminPassword: values['admin-password']!,
-        name: values.name, notifyEmail: values['notify-email'],
-      }, now));
+      await withDb(config, (db) =>
+        setup(
+          db,
+          {
+            timezone: values.timezone!,
+            adminEmail: values['admin-email']!,
+            adminPassword: values['admin-password']!,
+            name: values.name,
+            notifyEmail: values['notify-email'],
+          },
+          now,
+        ),
+      );
       return;
     }
     case 'import': {
@@ -110,7 +122,10 @@ async function run(argv: string[]): Promise<void> {
       process.stdout.write(`${lines.join('\n')}\n`);
       return;
     }
-    case undefined: case 'help': case '--help': case '-h':
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
       process.stdout.write(`${USAGE}\n`);
       if (command === undefined) process.exitCode = 2;
       return;

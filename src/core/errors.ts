@@ -6,7 +6,11 @@
  * text the API and the CLI print: the reason, or the reason with its place when that reads better.
  */
 export class InvalidInput extends Error {
-  constructor(readonly reason: string, readonly path?: string, message: string = reason) {
+  constructor(
+    readonly reason: string,
+    readonly path?: string,
+    message: string = reason,
+  ) {
     super(message);
     this.name = 'InvalidInput';
   }

@@ -21,8 +21,15 @@ export interface InstallationSettings {
 }
 
 export const DEFAULT_INSTALLATION: InstallationSettings = {
-  name: 'Appointments', timezone: '', notifyEmail: '', configured: false, apiEnabled: false, tokenHash: '', rateLimitPerMinute: 300,
-  smtpUrl: '', mailFrom: '',
+  name: 'Appointments',
+  timezone: '',
+  notifyEmail: '',
+  configured: false,
+  apiEnabled: false,
+  tokenHash: '',
+  rateLimitPerMinute: 300,
+  smtpUrl: '',
+  mailFrom: '',
 };
 
 /** storage key -> property */
@@ -50,7 +57,8 @@ export function settingsFromRows(rows: readonly { key: string; value: unknown }[
 }
 
 export function parseTimezone(value: string): string {
-  if (!TimeZone.find(value)) throw new InvalidInput(`unknown time zone ${JSON.stringify(value)} (use an IANA name such as Europe/Berlin)`, 'timezone');
+  if (!TimeZone.find(value))
+    throw new InvalidInput(`unknown time zone ${JSON.stringify(value)} (use an IANA name such as Europe/Berlin)`, 'timezone');
   return value;
 }
 
@@ -65,10 +73,13 @@ export function parseSmtpUrl(value: string, field = 'smtp_url'): string {
   const text = value.trim();
   if (text === '') return '';
   let url: URL;
-  try { url = new URL(text); } catch {
+  try {
+    url = new URL(text);
+  } catch {
     throw new InvalidInput('not a URL: use smtp://user:password@host:587 or smtps://user:password@host:465', field);
   }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new InvalidInput(`must start with smtp:// or smtps://, not ${url.protocol}//`, field);
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw new InvalidInput(`must start with smtp:// or smtps://, not ${url.protocol}//`, field);
   if (url.hostname === '') throw new InvalidInput('the URL names no host: use smtp://user:password@host:587', field);
   if (text.length > 2000) throw new InvalidInput('must have at most 2000 characters', field);
   return text;
@@ -99,7 +110,8 @@ export function unmaskSmtpUrl(submitted: string, stored: string, field = 'smtp_u
   const url = new URL(submitted);
   if (url.password !== PASSWORD_MASK) return submitted;
   const old = stored === '' ? null : new URL(stored);
-  const same = old && old.password !== '' && ['protocol', 'username', 'hostname', 'port'].every((k) => old[k as 'port'] === url[k as 'port']);
+  const same =
+    old && old.password !== '' && ['protocol', 'username', 'hostname', 'port'].every((k) => old[k as 'port'] === url[k as 'port']);
   if (!same) throw new InvalidInput('the server or user changed: type the password again instead of ' + PASSWORD_MASK, field);
   url.password = old.password;
   return url.href;
@@ -108,11 +120,17 @@ export function unmaskSmtpUrl(submitted: string, stored: string, field = 'smtp_u
 /** What `booking set KEY VALUE` accepts: each key with the parser of its text value. */
 export const OPERATOR_SETTINGS: Readonly<Record<string, (text: string) => unknown>> = {
   'api.rate_limit_per_minute': (text) => {
-    if (!/^[1-9][0-9]{0,6}$/.test(text)) throw new InvalidInput('must be a whole number from 1 to 9999999', 'value', 'api.rate_limit_per_minute must be a whole number from 1 to 9999999');
+    if (!/^[1-9][0-9]{0,6}$/.test(text))
+      throw new InvalidInput(
+        'must be a whole number from 1 to 9999999',
+        'value',
+        'api.rate_limit_per_minute must be a whole number from 1 to 9999999',
+      );
     return Number(text);
   },
   'installation.name': (text) => {
-    if (text.trim() === '' || text.length > 200) throw new InvalidInput('must be 1 to 200 characters', 'value', 'installation.name must be 1 to 200 characters');
+    if (text.trim() === '' || text.length > 200)
+      throw new InvalidInput('must be 1 to 200 characters', 'value', 'installation.name must be 1 to 200 characters');
     return text.trim();
   },
   'installation.timezone': (text) => parseTimezone(text),

@@ -10,7 +10,10 @@ export function escapeHtml(value: unknown): string {
 // there could start a new header line or add a recipient. nodemailer encodes header values, and we also
 // flatten every control character to a space first, so no input can ever add a line.
 export function headerText(value: string, maxLength = 200): string {
-  const flat = value.replace(/[\x00-\x1f\x7f\u2028\u2029]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+  const flat = value
+    .replace(/[\x00-\x1f\x7f\u2028\u2029]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim();
   return flat.length > maxLength ? `${flat.slice(0, maxLength - 1)}…` : flat;
 }
 

@@ -40,8 +40,11 @@ const SQL = {
 
 const MISSING_META = 'the meta row is missing: the database is not migrated';
 
-const versionsOf = (config: unknown, scheduleId: number | null, bookings: unknown): Versions =>
-  ({ config: Number(config), scheduleId, bookings: bookings === null || bookings === undefined ? null : Number(bookings) });
+const versionsOf = (config: unknown, scheduleId: number | null, bookings: unknown): Versions => ({
+  config: Number(config),
+  scheduleId,
+  bookings: bookings === null || bookings === undefined ? null : Number(bookings),
+});
 
 async function versionsThroughKysely(kysely: Kysely<Database>, scheduleId: number | null): Promise<Versions> {
   const config = await configVersion(kysely);
@@ -72,11 +75,11 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
       return versionsOf(row[0], scheduleId, row[1]);
     },
     bookingsVersion: async (scheduleId) =>
-      (database.inTransaction ? bookingsVersion(kysely, scheduleId) : Number(statement('bookingsVersion', 'pluck').get(scheduleId) ?? 0)),
+      database.inTransaction ? bookingsVersion(kysely, scheduleId) : Number(statement('bookingsVersion', 'pluck').get(scheduleId) ?? 0),
     bookedTimes: async (scheduleId, from, to) =>
-      (database.inTransaction
+      database.inTransaction
         ? bookedTimes(kysely, scheduleId, from, to)
-        : spansOf(statement('bookedTimes', 'raw').all(scheduleId, from, to) as unknown[][])),
+        : spansOf(statement('bookedTimes', 'raw').all(scheduleId, from, to) as unknown[][]),
   };
 }
 

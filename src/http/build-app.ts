@@ -68,7 +68,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(apiRoutes, { prefix: '/api', db: deps.db, checkAccess, clock });
   // the admin area keeps its cookies, form parsing, headers and error pages to itself (encapsulated)
   await app.register(adminPlugin, {
-    prefix: '/admin', db: deps.db, snapshots, clock, fixedMail: { smtpUrl: deps.smtpUrl ?? null, mailFrom: deps.mailFrom ?? null },
+    prefix: '/admin',
+    db: deps.db,
+    snapshots,
+    clock,
+    fixedMail: { smtpUrl: deps.smtpUrl ?? null, mailFrom: deps.mailFrom ?? null },
   });
   return app;
 }

@@ -4,7 +4,10 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Conflict, InvalidInput, NotFound } from '../core/errors.js';
 
 const QUERY_NOT_FOUND: Record<string, string> = {
-  schedule: 'Schedule not found', reason: 'Reason not found', day: 'Day not found', slot: 'Time not available',
+  schedule: 'Schedule not found',
+  reason: 'Reason not found',
+  day: 'Day not found',
+  slot: 'Time not available',
 };
 
 /** The top-level property an Ajv error is about: a missing one, or the first segment of its path. */
@@ -33,7 +36,8 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   const status = error.statusCode ?? 500;
   if (status === 415) return reply.code(415).send({ error: 'Unsupported Media Type: send Content-Type: application/json' });
   if (status === 413) return reply.code(413).send({ error: 'Payload Too Large' });
-  if (status === 400) return reply.code(400).send({ error: error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'Invalid JSON: empty body' : 'Invalid JSON' });
+  if (status === 400)
+    return reply.code(400).send({ error: error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'Invalid JSON: empty body' : 'Invalid JSON' });
   if (status < 500) return reply.code(status).send({ error: error.message });
   request.log.error({ err: error }, 'request failed');
   const saving = request.method === 'POST' && request.url.startsWith('/api/bookings');
@@ -45,9 +49,14 @@ function describeRule(error: FastifyError): string {
   const field = validationField(error);
   if (first.keyword === 'required' && first.instancePath === '') return 'is required';
   switch (field) {
-    case 'schedule': case 'reason': return 'must be an integer >= 1';
-    case 'slot': return 'must be a string YYYY-MM-DD HH:MM:SS of exactly 19 characters';
-    case 'submission': return 'must be an object';
-    default: return 'is invalid';
+    case 'schedule':
+    case 'reason':
+      return 'must be an integer >= 1';
+    case 'slot':
+      return 'must be a string YYYY-MM-DD HH:MM:SS of exactly 19 characters';
+    case 'submission':
+      return 'must be an object';
+    default:
+      return 'is invalid';
   }
 }

@@ -26,11 +26,13 @@ export function mailOptions({ from, to, message }: OutgoingMail) {
     subject: message.subject,
     text: message.text,
     html: message.html,
-    attachments: [{
-      filename: message.calendar.filename,
-      content: message.calendar.content,
-      contentType: `text/calendar; charset=utf-8; method=${message.calendar.method}`,
-    }],
+    attachments: [
+      {
+        filename: message.calendar.filename,
+        content: message.calendar.content,
+        contentType: `text/calendar; charset=utf-8; method=${message.calendar.method}`,
+      },
+    ],
     // never let a customer value pick other recipients
     envelope: { from, to: [to] },
     disableFileAccess: true,

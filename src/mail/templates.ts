@@ -65,9 +65,11 @@ function answerText(value: Answer): string {
 /** The customer's answers, labelled, in the form's order; answers to fields since removed keep their name. */
 export function labelledAnswers(source: MessageSource): { label: string; value: string }[] {
   const known = new Set(source.form.map((f) => f.name));
-  const inForm = source.form.filter((f) => f.name in source.booking.answers)
+  const inForm = source.form
+    .filter((f) => f.name in source.booking.answers)
     .map((f) => ({ label: f.label || f.name, value: answerText(source.booking.answers[f.name]!) }));
-  const others = Object.keys(source.booking.answers).filter((name) => !known.has(name))
+  const others = Object.keys(source.booking.answers)
+    .filter((name) => !known.has(name))
     .map((name) => ({ label: name, value: answerText(source.booking.answers[name]!) }));
   return [...inForm, ...others];
 }
@@ -83,11 +85,14 @@ export function renderMessage(source: MessageSource): RenderedMessage {
   const who = customerName(source) || source.customer.email || 'a customer';
   const cancelled = kind === 'booking_cancellation';
 
-  const subject = headerText({
-    booking_confirmation: `Appointment confirmed: ${reason.name}, ${when.date} ${when.from}`,
-    booking_notification: `New booking: ${who}, ${reason.name}, ${when.date} ${when.from}`,
-    booking_cancellation: `Appointment cancelled: ${reason.name}, ${when.date} ${when.from}`,
-  }[kind], 250);
+  const subject = headerText(
+    {
+      booking_confirmation: `Appointment confirmed: ${reason.name}, ${when.date} ${when.from}`,
+      booking_notification: `New booking: ${who}, ${reason.name}, ${when.date} ${when.from}`,
+      booking_cancellation: `Appointment cancelled: ${reason.name}, ${when.date} ${when.from}`,
+    }[kind],
+    250,
+  );
 
   const greeting = source.customer.firstName ? `Hello ${source.customer.firstName},` : 'Hello,';
   const intro = {
@@ -104,7 +109,9 @@ export function renderMessage(source: MessageSource): RenderedMessage {
   const answers = kind === 'booking_notification' ? labelledAnswers(source) : [];
   const closing = cancelled
     ? 'The attached calendar file removes it from your calendar.'
-    : kind === 'booking_confirmation' ? 'The attached calendar file adds it to your calendar.' : 'The attached calendar file adds it to a calendar.';
+    : kind === 'booking_confirmation'
+      ? 'The attached calendar file adds it to your calendar.'
+      : 'The attached calendar file adds it to a calendar.';
 
   const width = Math.max(...facts.map(([k]) => k.length)) + 2;
   const text = [
@@ -121,7 +128,8 @@ export function renderMessage(source: MessageSource): RenderedMessage {
     '',
   ].join('\n');
 
-  const row = (k: string, v: string) => `<tr><th align="left" valign="top" style="padding:2px 12px 2px 0">${escapeHtml(k)}</th><td style="padding:2px 0;white-space:pre-wrap">${escapeHtml(v)}</td></tr>`;
+  const row = (k: string, v: string) =>
+    `<tr><th align="left" valign="top" style="padding:2px 12px 2px 0">${escapeHtml(k)}</th><td style="padding:2px 0;white-space:pre-wrap">${escapeHtml(v)}</td></tr>`;
   const html = [
     '<!doctype html>',
     `<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`,
@@ -154,7 +162,7 @@ export function renderMessage(source: MessageSource): RenderedMessage {
   return {
     subject,
     fromName: headerText(installation.name, 100),
-    replyTo: kind === 'booking_notification' ? source.customer.email : (installation.notifyEmail || null),
+    replyTo: kind === 'booking_notification' ? source.customer.email : installation.notifyEmail || null,
     text,
     html,
     calendar: { method, filename: cancelled ? 'cancel.ics' : 'invite.ics', content: calendar },

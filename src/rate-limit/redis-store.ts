@@ -67,7 +67,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.redis.on('error', () => {});
     this.redis.on('close', () => this.wentAway(new Error('connection closed')));
     // a fresh connection: let the next request try Redis at once instead of waiting for the probe interval
-    this.redis.on('ready', () => { this.lastFailureAt = 0; });
+    this.redis.on('ready', () => {
+      this.lastFailureAt = 0;
+    });
   }
 
   /** For the composition root, whose logger exists only after the store: an outage seen before is logged now. */
@@ -83,7 +85,11 @@ export class RedisRateLimitStore implements RateLimitStore {
   async ready(timeoutMs = 2000): Promise<boolean> {
     if (this.redis.status === 'ready') return true;
     const connected = await new Promise<boolean>((resolve) => {
-      const done = (ok: boolean) => { clearTimeout(timer); this.redis.off('ready', onReady); resolve(ok); };
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.redis.off('ready', onReady);
+        resolve(ok);
+      };
       const onReady = () => done(true);
       const timer = setTimeout(() => done(false), timeoutMs);
       this.redis.once('ready', onReady);

@@ -13,7 +13,9 @@ import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
 const ZONE = 'Europe/Berlin';
 /** a local date in the installation's zone, `days` after today */
 function localDate(days: number): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(Date.now() + days * 86_400_000));
+  return new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+    new Date(Date.now() + days * 86_400_000),
+  );
 }
 
 describe('admin journey in chromium', { skip: BROWSER_SKIP }, () => {
@@ -38,8 +40,11 @@ describe('admin journey in chromium', { skip: BROWSER_SKIP }, () => {
   test('from a fresh installation to a cancelled booking', async () => {
     const base = server.url;
     const api = async (path: string, token: string, init: RequestInit = {}) => {
-      const res = await fetch(`${base}/api${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } });
-      return { status: res.status, body: await res.json() as any };
+      const res = await fetch(`${base}/api${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+      });
+      return { status: res.status, body: (await res.json()) as any };
     };
 
     // setup
@@ -89,7 +94,7 @@ describe('admin journey in chromium', { skip: BROWSER_SKIP }, () => {
     await page.getByRole('button', { name: 'Generate a new token' }).click();
     const token = (await page.locator('#new-token').textContent())!.trim();
     assert.match(token, /^apm_[A-Za-z0-9]{64}$/);
-    assert.match(await page.locator('[role=alert]').textContent() ?? '', /shown only this once/);
+    assert.match((await page.locator('[role=alert]').textContent()) ?? '', /shown only this once/);
 
     // the token against /api
     const schedules = await api('/schedules', token);
@@ -108,7 +113,13 @@ describe('admin journey in chromium', { skip: BROWSER_SKIP }, () => {
     assert.equal(form.body.data.notes.form_type, 'textarea');
     assert.equal(form.body.data.first_name.required, true);
     const booked = await api('/bookings', token, {
-      method: 'POST', body: JSON.stringify({ schedule: scheduleId, reason: reasonId, slot, submission: { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', notes: 'Bring <files>' } }),
+      method: 'POST',
+      body: JSON.stringify({
+        schedule: scheduleId,
+        reason: reasonId,
+        slot,
+        submission: { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', notes: 'Bring <files>' },
+      }),
     });
     assert.equal(booked.status, 201, JSON.stringify(booked.body));
 
@@ -116,17 +127,17 @@ describe('admin journey in chromium', { skip: BROWSER_SKIP }, () => {
     await page.goto(`${base}/admin/bookings`);
     const row = page.locator('table.bookings tr', { hasText: 'Grace Hopper' });
     assert.equal(await row.count(), 1);
-    assert.match(await row.textContent() ?? '', /API/);
+    assert.match((await row.textContent()) ?? '', /API/);
     await page.goto(`${base}/admin/schedules/${scheduleId}/calendar?week=${day}`);
     const appointment = page.locator('a.appt', { hasText: 'Grace Hopper' });
-    assert.match(await appointment.textContent() ?? '', /09:00–09:30/);
+    assert.match((await appointment.textContent()) ?? '', /09:00–09:30/);
 
     // cancel it; the time is free again through /api/slots
     await appointment.click();
-    assert.match(await page.locator('main').textContent() ?? '', /Bring <files>/);
+    assert.match((await page.locator('main').textContent()) ?? '', /Bring <files>/);
     await page.getByRole('button', { name: 'Cancel this booking' }).click();
     await page.waitForURL(/saved=cancelled/);
-    assert.match(await page.locator('#booking-status').textContent() ?? '', /cancelled/);
+    assert.match((await page.locator('#booking-status').textContent()) ?? '', /cancelled/);
     const again = await api(`/slots?schedule=${scheduleId}&reason=${reasonId}&day=${day}`, token);
     assert.ok(again.body.data.includes(slot), 'the cancelled time is free again');
   });

@@ -12,7 +12,15 @@ describeEachDatabase('API gate and errors', (dialect) => {
   before(async () => {
     inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: [{ name: 'Desk', slot_interval_minutes: 30, horizon_days: 7, weekly_hours: ALL_WEEK([['09:00', '12:00']]), reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+      schedules: [
+        {
+          name: 'Desk',
+          slot_interval_minutes: 30,
+          horizon_days: 7,
+          weekly_hours: ALL_WEEK([['09:00', '12:00']]),
+          reasons: [{ name: 'Talk', duration_minutes: 60 }],
+        },
+      ],
     });
   });
   after(() => inst.close());
@@ -45,11 +53,19 @@ describeEachDatabase('API gate and errors', (dialect) => {
 
   test('POST /bookings: 415 before 413 before 400; 413 over 64 KiB', async () => {
     const big = JSON.stringify({ schedule: 1, reason: 1, slot: '2026-06-02 09:00:00', submission: { notes: 'x'.repeat(70_000) } });
-    assert.equal((await inst.api({ method: 'POST', url: '/api/bookings', payload: big, headers: { 'content-type': 'text/plain' } })).statusCode, 415);
+    assert.equal(
+      (await inst.api({ method: 'POST', url: '/api/bookings', payload: big, headers: { 'content-type': 'text/plain' } })).statusCode,
+      415,
+    );
     const tooBig = await inst.api({ method: 'POST', url: '/api/bookings', payload: big, headers: { 'content-type': 'application/json' } });
     assert.equal(tooBig.statusCode, 413);
     assert.equal(typeof tooBig.json().error, 'string');
-    const invalid = await inst.api({ method: 'POST', url: '/api/bookings', payload: '{"a":', headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const invalid = await inst.api({
+      method: 'POST',
+      url: '/api/bookings',
+      payload: '{"a":',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     assert.equal(invalid.statusCode, 400);
   });
 
@@ -61,7 +77,9 @@ describeEachDatabase('API gate and errors', (dialect) => {
 
 describeEachDatabase('before setup', (dialect) => {
   let inst: TestInstallation;
-  before(async () => { inst = await testInstallation(dialect, { configured: false }); });
+  before(async () => {
+    inst = await testInstallation(dialect, { configured: false });
+  });
   after(() => inst.close());
 
   test('every call answers 503 Not configured, even an unknown one; openapi.json stays public', async () => {

@@ -13,16 +13,24 @@ describeEachDatabase('bookings', (dialect) => {
   before(async () => {
     inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: [{
-        name: 'Desk', slot_interval_minutes: 30, horizon_days: 7, weekly_hours: ALL_WEEK([['09:00', '12:00']]),
-        reasons: [{ name: 'Talk', duration_minutes: 30 }, { name: 'Long', duration_minutes: 90 }],
-        form: {
-          first_name: { label: 'First name', input_type: 'text', required: true },
-          email: { label: 'E-mail', input_type: 'email', required: true },
-          phone: { label: 'Phone', input_type: 'tel', required: false },
-          newsletter: { label: 'Newsletter', form_type: 'checkbox', input_type: 'text' },
+      schedules: [
+        {
+          name: 'Desk',
+          slot_interval_minutes: 30,
+          horizon_days: 7,
+          weekly_hours: ALL_WEEK([['09:00', '12:00']]),
+          reasons: [
+            { name: 'Talk', duration_minutes: 30 },
+            { name: 'Long', duration_minutes: 90 },
+          ],
+          form: {
+            first_name: { label: 'First name', input_type: 'text', required: true },
+            email: { label: 'E-mail', input_type: 'email', required: true },
+            phone: { label: 'Phone', input_type: 'tel', required: false },
+            newsletter: { label: 'Newsletter', form_type: 'checkbox', input_type: 'text' },
+          },
         },
-      }],
+      ],
     });
     desk = inst.schedules[0]!.id;
     [talk, long] = inst.schedules[0]!.reasons.map((r) => r.id) as [number, number];
@@ -33,7 +41,13 @@ describeEachDatabase('bookings', (dialect) => {
     inst.api({ method: 'POST', url: '/api/bookings', payload: { schedule: desk, reason, slot, submission } });
 
   test('201 with ids and the UTC start; the booking, its customer and two outbox rows are stored together', async () => {
-    const res = await book('2026-06-02 09:00:00', { first_name: 'Ada', email: 'Ada@Example.com', phone: '+49 30 1234567', newsletter: true, ignored: 'x' });
+    const res = await book('2026-06-02 09:00:00', {
+      first_name: 'Ada',
+      email: 'Ada@Example.com',
+      phone: '+49 30 1234567',
+      newsletter: true,
+      ignored: 'x',
+    });
     assert.equal(res.statusCode, 201, res.body);
     const body = res.json();
     assert.equal(body.slot, '2026-06-02T07:00:00Z');
@@ -43,7 +57,12 @@ describeEachDatabase('bookings', (dialect) => {
     assert.equal(row.source, 'api');
     assert.deepEqual(JSON.parse(row.answers), { first_name: 'Ada', email: 'Ada@Example.com', phone: '+49 30 1234567', newsletter: true });
     assert.equal(Number(row.end_at) - Number(row.start_at), 30 * 60_000);
-    const outbox = await inst.db.kysely.selectFrom('outbox').select(['kind', 'recipient', 'state']).where('booking_id', '=', body.booking_id).orderBy('id').execute();
+    const outbox = await inst.db.kysely
+      .selectFrom('outbox')
+      .select(['kind', 'recipient', 'state'])
+      .where('booking_id', '=', body.booking_id)
+      .orderBy('id')
+      .execute();
     assert.deepEqual(outbox, [
       { kind: 'booking_confirmation', recipient: 'Ada@Example.com', state: 'queued' },
       { kind: 'booking_notification', recipient: 'desk@example.com', state: 'queued' },
@@ -60,7 +79,11 @@ describeEachDatabase('bookings', (dialect) => {
   });
 
   test('order of checks: unknown schedule/reason 404, then the submission 400, then the time 404', async () => {
-    const unknown = await inst.api({ method: 'POST', url: '/api/bookings', payload: { schedule: 999, reason: talk, slot: '2026-06-02 09:00:00', submission: {} } });
+    const unknown = await inst.api({
+      method: 'POST',
+      url: '/api/bookings',
+      payload: { schedule: 999, reason: talk, slot: '2026-06-02 09:00:00', submission: {} },
+    });
     assert.equal(unknown.statusCode, 404);
     const badSubmission = await book('2026-06-02 09:00:00', { first_name: 'Ada' }); // taken time, missing e-mail
     assert.equal(badSubmission.statusCode, 400);
@@ -70,9 +93,20 @@ describeEachDatabase('bookings', (dialect) => {
   });
 
   test('a bad booking changes nothing', async () => {
-    const count = async () => Number((await inst.db.kysely.selectFrom('bookings').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const count = async () =>
+      Number(
+        (
+          await inst.db.kysely
+            .selectFrom('bookings')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const before = await count();
-    for (const submission of [{ first_name: 'A', email: 'nope' }, { first_name: 'A', email: 'a@example.com', phone: 'abc' }]) {
+    for (const submission of [
+      { first_name: 'A', email: 'nope' },
+      { first_name: 'A', email: 'a@example.com', phone: 'abc' },
+    ]) {
       assert.equal((await book('2026-06-04 09:00:00', submission)).statusCode, 400);
     }
     assert.equal(await count(), before);
@@ -81,7 +115,8 @@ describeEachDatabase('bookings', (dialect) => {
 
   test('concurrent requests with overlapping reasons for the last place: exactly one 201', async () => {
     const attempts = Array.from({ length: 20 }, (_, i) =>
-      book(i % 2 ? '2026-06-05 10:00:00' : '2026-06-05 09:30:00', { first_name: 'R', email: `racer${i}@example.com` }, i % 2 ? talk : long));
+      book(i % 2 ? '2026-06-05 10:00:00' : '2026-06-05 09:30:00', { first_name: 'R', email: `racer${i}@example.com` }, i % 2 ? talk : long),
+    );
     const statuses = (await Promise.all(attempts)).map((r) => r.statusCode);
     assert.equal(statuses.filter((s) => s === 201).length, 1, String(statuses));
     assert.equal(statuses.filter((s) => s === 404).length, 19, String(statuses));

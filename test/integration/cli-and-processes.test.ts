@@ -18,7 +18,9 @@ const ALL_WEEK = (h: string[][]) => Object.fromEntries(['mon', 'tue', 'wed', 'th
 describeEachDatabase('bin/booking', (dialect) => {
   let target: TestDatabase;
   const servers: ServeProcess[] = [];
-  before(async () => { target = await freshDatabase(dialect); });
+  before(async () => {
+    target = await freshDatabase(dialect);
+  });
   after(async () => {
     await Promise.all(servers.map((s) => s.stop()));
     await target.drop();
@@ -48,23 +50,65 @@ describeEachDatabase('bin/booking', (dialect) => {
   });
 
   test('setup, import (all or nothing), api, token, set', async () => {
-    assert.equal((await cli(target.url, 'setup', '--timezone', 'Europe/Berlin', '--admin-email', 'op@example.com', '--admin-password', 'correct horse')).code, 0);
-    const bad = await cli(target.url, 'import', file('half.json', { schedules: [{ name: 'Good', reasons: [] }, { name: 'Bad', reasons: [{ name: 'x', duration_minutes: 0 }] }] }));
+    assert.equal(
+      (
+        await cli(
+          target.url,
+          'setup',
+          '--timezone',
+          'Europe/Berlin',
+          '--admin-email',
+          'op@example.com',
+          '--admin-password',
+          'correct horse',
+        )
+      ).code,
+      0,
+    );
+    const bad = await cli(
+      target.url,
+      'import',
+      file('half.json', {
+        schedules: [
+          { name: 'Good', reasons: [] },
+          { name: 'Bad', reasons: [{ name: 'x', duration_minutes: 0 }] },
+        ],
+      }),
+    );
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /schedules\[1\]\.reasons\[0\]\.duration_minutes/);
-    const imported = await cli(target.url, 'import', file('good.json', {
-      schedules: [{ name: 'Race', slot_interval_minutes: 60, horizon_days: 3, weekly_hours: ALL_WEEK([['09:00', '17:00']]),
-        reasons: [{ name: 'Hour', duration_minutes: 60 }, { name: 'Two hours', duration_minutes: 120 }] }],
-    }));
+    const imported = await cli(
+      target.url,
+      'import',
+      file('good.json', {
+        schedules: [
+          {
+            name: 'Race',
+            slot_interval_minutes: 60,
+            horizon_days: 3,
+            weekly_hours: ALL_WEEK([['09:00', '17:00']]),
+            reasons: [
+              { name: 'Hour', duration_minutes: 60 },
+              { name: 'Two hours', duration_minutes: 120 },
+            ],
+          },
+        ],
+      }),
+    );
     assert.equal(imported.code, 0, imported.stderr);
     const ids = JSON.parse(imported.stdout);
-    assert.deepEqual(ids.schedules.map((s: { name: string }) => s.name), ['Race']);
+    assert.deepEqual(
+      ids.schedules.map((s: { name: string }) => s.name),
+      ['Race'],
+    );
     assert.equal((await cli(target.url, 'api', 'enable')).code, 0);
     const token = await cli(target.url, 'token', 'generate');
     assert.match(token.stdout, /^apm_[A-Za-z0-9]{64}\n$/);
     assert.equal((await cli(target.url, 'set', 'api.rate_limit_per_minute', '1000')).code, 0);
     const origin = servers[0]!.origin;
-    const schedules = await (await fetch(`${origin}/api/schedules`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } })).json();
+    const schedules = await (
+      await fetch(`${origin}/api/schedules`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } })
+    ).json();
     assert.deepEqual(schedules, { data: [{ id: ids.schedules[0].id, name: 'Race' }] }, 'the half-good file left nothing behind');
   });
 
@@ -78,10 +122,18 @@ describeEachDatabase('bin/booking', (dialect) => {
     const [hour, twoHours] = (await get(a.origin, `/reasons?schedule=${schedule.id}`)).data;
     const day = (await get(b.origin, `/days?schedule=${schedule.id}&reason=${hour.id}`)).data[1];
     // 10:00 for one hour and 09:00 for two hours overlap: only one of all these can be booked
-    const attempts = Array.from({ length: 24 }, (_, i) => fetch(`${(i % 2 ? a : b).origin}/api/bookings`, {
-      method: 'POST', headers,
-      body: JSON.stringify({ schedule: schedule.id, reason: i % 3 ? hour.id : twoHours.id, slot: `${day} ${i % 3 ? '10' : '09'}:00:00`, submission: { email: `p${i}@example.com` } }),
-    }));
+    const attempts = Array.from({ length: 24 }, (_, i) =>
+      fetch(`${(i % 2 ? a : b).origin}/api/bookings`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          schedule: schedule.id,
+          reason: i % 3 ? hour.id : twoHours.id,
+          slot: `${day} ${i % 3 ? '10' : '09'}:00:00`,
+          submission: { email: `p${i}@example.com` },
+        }),
+      }),
+    );
     const statuses = (await Promise.all(attempts)).map((r) => r.status);
     assert.equal(statuses.filter((s) => s === 201).length, 1, String(statuses));
     assert.equal(statuses.filter((s) => s === 404).length, 23, String(statuses));

@@ -16,19 +16,39 @@ const HOUR = 3_600_000;
 let held = 0;
 async function heldWrite(db: Db, scheduleId: number, reasonId: number, customerId: number) {
   let finish!: (outcome: 'commit' | 'roll back') => void;
-  const decided = new Promise<'commit' | 'roll back'>((resolve) => { finish = resolve; });
+  const decided = new Promise<'commit' | 'roll back'>((resolve) => {
+    finish = resolve;
+  });
   let changed!: () => void;
-  const hasChanged = new Promise<void>((resolve) => { changed = resolve; });
-  const done = db.write(async (trx) => {
-    await bumpConfigVersion(trx);
-    await bumpBookingsVersion(trx, scheduleId);
-    await trx.insertInto('bookings').values({
-      details_id: `held-${++held}`, schedule_id: scheduleId, reason_id: reasonId, customer_id: customerId,
-      start_at: NOW + 24 * HOUR, end_at: NOW + 25 * HOUR, status: 'booked', source: 'admin', answers: '{}', created_at: NOW,
-    }).execute();
-    changed();
-    if ((await decided) === 'roll back') throw new Error('rolled back on purpose');
-  }).then(() => 'committed', (error: Error) => error.message);
+  const hasChanged = new Promise<void>((resolve) => {
+    changed = resolve;
+  });
+  const done = db
+    .write(async (trx) => {
+      await bumpConfigVersion(trx);
+      await bumpBookingsVersion(trx, scheduleId);
+      await trx
+        .insertInto('bookings')
+        .values({
+          details_id: `held-${++held}`,
+          schedule_id: scheduleId,
+          reason_id: reasonId,
+          customer_id: customerId,
+          start_at: NOW + 24 * HOUR,
+          end_at: NOW + 25 * HOUR,
+          status: 'booked',
+          source: 'admin',
+          answers: '{}',
+          created_at: NOW,
+        })
+        .execute();
+      changed();
+      if ((await decided) === 'roll back') throw new Error('rolled back on purpose');
+    })
+    .then(
+      () => 'committed',
+      (error: Error) => error.message,
+    );
   await hasChanged;
   return { finish, done };
 }
@@ -37,20 +57,40 @@ describeEachDatabase('prepared per-request reads', (dialect) => {
   test('see neither the versions nor the bookings of an open transaction; see its commit at once', async () => {
     const inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: [{ name: 'Desk', slot_interval_minutes: 60, horizon_days: 7, weekly_hours: ALL_WEEK([['09:00', '17:00']]), reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+      schedules: [
+        {
+          name: 'Desk',
+          slot_interval_minutes: 60,
+          horizon_days: 7,
+          weekly_hours: ALL_WEEK([['09:00', '17:00']]),
+          reasons: [{ name: 'Talk', duration_minutes: 60 }],
+        },
+      ],
     });
     try {
       const { db } = inst;
       const schedule = inst.schedules[0]!;
       const reasonId = schedule.reasons[0]!.id;
-      const customer = await db.kysely.insertInto('customers').values({
-        email_key: 'held@example.com', email: 'held@example.com', first_name: 'Held', last_name: '', phone: '', created_at: NOW, updated_at: NOW,
-      }).returning('id').executeTakeFirstOrThrow();
+      const customer = await db.kysely
+        .insertInto('customers')
+        .values({
+          email_key: 'held@example.com',
+          email: 'held@example.com',
+          first_name: 'Held',
+          last_name: '',
+          phone: '',
+          created_at: NOW,
+          updated_at: NOW,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       // on PostgreSQL the three reads run on different connections, so one made while a commit lands may
       // see it and another not; each must show either the state before the transaction or after its commit
       const read = async () => {
         const [versions, version, spans] = await Promise.all([
-          db.hot.versions(schedule.id), db.hot.bookingsVersion(schedule.id), db.hot.bookedTimes(schedule.id, NOW, NOW + 48 * HOUR),
+          db.hot.versions(schedule.id),
+          db.hot.bookingsVersion(schedule.id),
+          db.hot.bookedTimes(schedule.id, NOW, NOW + 48 * HOUR),
         ]);
         return [versions.config, version, spans, versions.bookings] as const;
       };

@@ -46,10 +46,14 @@ class Browser {
 
   async post(url: string, form: Record<string, string>, csrfFrom = url) {
     const token = /name="_csrf" value="([^"]+)"/.exec((await this.get(csrfFrom)).body)?.[1];
-    return this.remember(await this.inst.app.inject({
-      method: 'POST', url, payload: new URLSearchParams({ ...form, _csrf: token ?? '' }).toString(),
-      headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
-    }));
+    return this.remember(
+      await this.inst.app.inject({
+        method: 'POST',
+        url,
+        payload: new URLSearchParams({ ...form, _csrf: token ?? '' }).toString(),
+        headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+    );
   }
 
   saveSmtp(smtpUrl: string, mailFrom = '') {
@@ -70,7 +74,15 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
   before(async () => {
     inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: [{ name: 'Desk', slot_interval_minutes: 30, horizon_days: 7, weekly_hours: ALL_WEEK([['09:00', '12:00']]), reasons: [{ name: 'Talk', duration_minutes: 30 }] }],
+      schedules: [
+        {
+          name: 'Desk',
+          slot_interval_minutes: 30,
+          horizon_days: 7,
+          weekly_hours: ALL_WEEK([['09:00', '12:00']]),
+          reasons: [{ name: 'Talk', duration_minutes: 30 }],
+        },
+      ],
     });
     schedule = inst.schedules[0]!.id;
     reason = inst.schedules[0]!.reasons[0]!.id;
@@ -180,14 +192,21 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
     const first = await book('2026-06-02 09:00:00', 'ada@example.com');
     assert.equal(first.statusCode, 201, first.body);
     assert.equal(await worker.runOnce(), 0, 'no server: nothing is claimed');
-    assert.deepEqual((await listMessages(inst.db)).map((m) => m.state), ['queued', 'queued']);
+    assert.deepEqual(
+      (await listMessages(inst.db)).map((m) => m.state),
+      ['queued', 'queued'],
+    );
 
     const smtp = await TestSmtpServer.start();
     smtpServers.push(smtp);
     assert.equal((await browser.saveSmtp(smtp.url, 'appointments@example.com')).statusCode, 303);
     const received = await smtp.waitFor(2);
     assert.deepEqual(received.map((m) => m.envelopeTo[0]).sort(), ['ada@example.com', 'desk@example.com']);
-    assert.deepEqual(received.map((m) => m.envelopeFrom), ['appointments@example.com', 'appointments@example.com'], 'the saved sender');
+    assert.deepEqual(
+      received.map((m) => m.envelopeFrom),
+      ['appointments@example.com', 'appointments@example.com'],
+      'the saved sender',
+    );
     await until('both recorded as sent', async () => (await listMessages(inst.db, { state: 'sent' })).length === 2);
 
     // another server saved: the next messages go there, none to the old one
@@ -197,7 +216,11 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
     assert.equal((await book('2026-06-02 10:00:00', 'bob@example.com')).statusCode, 201);
     const moved = await second.waitFor(2);
     assert.deepEqual(moved.map((m) => m.envelopeTo[0]).sort(), ['bob@example.com', 'desk@example.com']);
-    assert.deepEqual(moved.map((m) => m.envelopeFrom), ['desk@example.com', 'desk@example.com'], 'sender emptied: the notification address');
+    assert.deepEqual(
+      moved.map((m) => m.envelopeFrom),
+      ['desk@example.com', 'desk@example.com'],
+      'sender emptied: the notification address',
+    );
     await until('all four recorded as sent', async () => (await listMessages(inst.db, { state: 'sent' })).length === 4);
     assert.equal(smtp.received.length, 2);
   });

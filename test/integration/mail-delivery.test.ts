@@ -13,7 +13,11 @@ import { TestSmtpServer, parseIcs, parseMime, partOf, type ReceivedMail } from '
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 
 const SCHEDULE = {
-  name: 'Dr. Ada', slot_interval_minutes: 30, horizon_days: 7, capacity: 5, weekly_hours: ALL_WEEK([['09:00', '12:00']]),
+  name: 'Dr. Ada',
+  slot_interval_minutes: 30,
+  horizon_days: 7,
+  capacity: 5,
+  weekly_hours: ALL_WEEK([['09:00', '12:00']]),
   reasons: [{ name: 'Check-up', duration_minutes: 45 }],
   form: {
     first_name: { label: 'First name', input_type: 'text', required: true },
@@ -55,7 +59,11 @@ describeEachDatabase('mail delivery', (dialect) => {
 
   test('without a mail server the messages wait in the outbox; the admin preview renders them', async () => {
     const res = await book('2026-06-02 09:00:00', {
-      first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', notes: 'Bring <b>the</b> "notes" & more', consent: true,
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: 'ada@example.com',
+      notes: 'Bring <b>the</b> "notes" & more',
+      consent: true,
     });
     assert.equal(res.statusCode, 201, res.body);
     const detailsId = res.json().booking_details_id as string;
@@ -119,7 +127,10 @@ describeEachDatabase('mail delivery', (dialect) => {
     assert.equal(parseIcs(partOf(notification.raw, 'text/calendar').body).get('UID'), detailsId);
 
     const rows = await listMessages(inst.db, { detailsId: detailsId! });
-    assert.deepEqual(rows.map((r) => r.state), ['sent', 'sent']);
+    assert.deepEqual(
+      rows.map((r) => r.state),
+      ['sent', 'sent'],
+    );
     assert.ok(rows.every((r) => r.sentAt !== null && r.attempts === 1 && r.claimedUntil === null));
     // a sent message is never sent again
     assert.equal(await retryMessage(inst.db, rows[0]!.id, NOW), false);
@@ -143,7 +154,9 @@ describeEachDatabase('mail delivery', (dialect) => {
   test('CR/LF in a name adds no header and no recipient; long lines in the .ics are folded', async () => {
     const before = smtp.received.length;
     const res = await book('2026-06-03 10:00:00', {
-      first_name: 'Eve\r\nBcc: victim@example.org', last_name: `X\nTo: other@example.org\r\n\r\nbody ${'é'.repeat(60)}`, email: 'eve@example.com',
+      first_name: 'Eve\r\nBcc: victim@example.org',
+      last_name: `X\nTo: other@example.org\r\n\r\nbody ${'é'.repeat(60)}`,
+      email: 'eve@example.com',
     });
     assert.equal(res.statusCode, 201, res.body);
     const received = (await smtp.waitFor(before + 2)).slice(before);
@@ -157,7 +170,10 @@ describeEachDatabase('mail delivery', (dialect) => {
       for (const line of ics.split('\r\n')) assert.ok(Buffer.byteLength(line) <= 75, `ics line over 75 octets: ${line}`);
       assert.ok(parseIcs(ics).get('UID'));
     }
-    const subject = headerOf(received.find((m) => m.envelopeTo[0] === 'desk@example.com')!, 'subject');
+    const subject = headerOf(
+      received.find((m) => m.envelopeTo[0] === 'desk@example.com')!,
+      'subject',
+    );
     assert.ok(subject.length > 0);
   });
 });

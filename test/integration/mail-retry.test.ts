@@ -26,7 +26,16 @@ describeEachDatabase('mail retries', (dialect) => {
   before(async () => {
     inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: [{ name: 'Desk', slot_interval_minutes: 60, horizon_days: 7, capacity: 20, weekly_hours: ALL_WEEK([['09:00', '17:00']]), reasons: [{ name: 'Talk', duration_minutes: 30 }] }],
+      schedules: [
+        {
+          name: 'Desk',
+          slot_interval_minutes: 60,
+          horizon_days: 7,
+          capacity: 20,
+          weekly_hours: ALL_WEEK([['09:00', '17:00']]),
+          reasons: [{ name: 'Talk', duration_minutes: 30 }],
+        },
+      ],
     });
     schedule = inst.schedules[0]!.id;
     reason = inst.schedules[0]!.reasons[0]!.id;
@@ -40,7 +49,11 @@ describeEachDatabase('mail retries', (dialect) => {
 
   const book = async (name: string) => {
     const slot = `2026-06-02 ${String(slotHour++).padStart(2, '0')}:00:00`;
-    const res = await inst.api({ method: 'POST', url: '/api/bookings', payload: { schedule, reason, slot, submission: { first_name: name, email: `${name}@example.com` } } });
+    const res = await inst.api({
+      method: 'POST',
+      url: '/api/bookings',
+      payload: { schedule, reason, slot, submission: { first_name: name, email: `${name}@example.com` } },
+    });
     assert.equal(res.statusCode, 201, res.body);
     return res.json().booking_details_id as string;
   };
@@ -50,7 +63,13 @@ describeEachDatabase('mail retries', (dialect) => {
   test('4xx, then 5xx, then no server at all, then back: every message arrives exactly once', async () => {
     smtp.mode = 'tempfail';
     worker = startOutboxWorker({
-      db: inst.db, smtpUrl: smtp.url, giveUpAfterMs: 3_600_000, pollIntervalMs: 50, retryBaseMs: 100, retryCapMs: 400, clock: runningFrom(NOW),
+      db: inst.db,
+      smtpUrl: smtp.url,
+      giveUpAfterMs: 3_600_000,
+      pollIntervalMs: 50,
+      retryBaseMs: 100,
+      retryCapMs: 400,
+      clock: runningFrom(NOW),
     });
     const booked = [await book('ada'), await book('grace')];
     await until('every message refused with 451', allFailedWith(/451/));
@@ -79,14 +98,25 @@ describeEachDatabase('mail retries', (dialect) => {
       assert.ok(keys.includes(`desk@example.com REQUEST ${booked[i]}`), name);
     }
     const rows = await listMessages(inst.db);
-    assert.ok(rows.every((m) => m.attempts >= 2 && m.sentAt !== null && m.lastError === null), 'each was retried before it was sent');
+    assert.ok(
+      rows.every((m) => m.attempts >= 2 && m.sentAt !== null && m.lastError === null),
+      'each was retried before it was sent',
+    );
     await worker.stop();
     worker = null;
   });
 
   test('after the give-up time a failing message is failed; "retry now" sends it once the server accepts', async () => {
     smtp.mode = 'permfail';
-    worker = startOutboxWorker({ db: inst.db, smtpUrl: smtp.url, giveUpAfterMs: 1, pollIntervalMs: 50, retryBaseMs: 100, retryCapMs: 400, clock: runningFrom(NOW + 1000) });
+    worker = startOutboxWorker({
+      db: inst.db,
+      smtpUrl: smtp.url,
+      giveUpAfterMs: 1,
+      pollIntervalMs: 50,
+      retryBaseMs: 100,
+      retryCapMs: 400,
+      clock: runningFrom(NOW + 1000),
+    });
     const detailsId = await book('alan');
     await until('both messages given up', async () => (await listMessages(inst.db, { detailsId })).every((m) => m.state === 'failed'));
     const refusalsAtGiveUp = smtp.refusals;
@@ -104,6 +134,12 @@ describeEachDatabase('mail retries', (dialect) => {
     assert.ok((await listMessages(inst.db, { detailsId })).every((m) => ['retrying', 'sending', 'sent'].includes(m.state)));
     await smtp.waitFor(before + 2);
     await until('both sent', async () => (await listMessages(inst.db, { detailsId })).every((m) => m.state === 'sent'));
-    assert.deepEqual(smtp.received.slice(before).map((m) => m.envelopeTo[0]).sort(), ['alan@example.com', 'desk@example.com']);
+    assert.deepEqual(
+      smtp.received
+        .slice(before)
+        .map((m) => m.envelopeTo[0])
+        .sort(),
+      ['alan@example.com', 'desk@example.com'],
+    );
   });
 });

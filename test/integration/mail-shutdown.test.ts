@@ -17,7 +17,10 @@ const DAY = 86_400_000;
 class StallingSmtpServer {
   /** messages received in full and left without an answer */
   stalled = 0;
-  private constructor(readonly port: number, private readonly server: SMTPServer) {}
+  private constructor(
+    readonly port: number,
+    private readonly server: SMTPServer,
+  ) {}
 
   static async start(): Promise<StallingSmtpServer> {
     const port = await freePort();
@@ -28,7 +31,9 @@ class StallingSmtpServer {
       closeTimeout: 100,
       onData: (stream) => {
         stream.on('data', () => {});
-        stream.on('end', () => { smtp.stalled += 1; });
+        stream.on('end', () => {
+          smtp.stalled += 1;
+        });
       },
     });
     const smtp = new StallingSmtpServer(port, server);
@@ -82,7 +87,13 @@ describeEachDatabase('mail: shutdown with a send in flight', (dialect) => {
 
       // given back unsent: due again at once, no attempt counted, no claim held
       const released = await listMessages(inst.db);
-      assert.deepEqual(released.map((m) => [m.state, m.attempts, m.claimedUntil, m.sentAt]), [['queued', 0, null, null], ['queued', 0, null, null]]);
+      assert.deepEqual(
+        released.map((m) => [m.state, m.attempts, m.claimedUntil, m.sentAt]),
+        [
+          ['queued', 0, null, null],
+          ['queued', 0, null, null],
+        ],
+      );
       assert.ok(released.every((m) => m.nextAttemptAt <= Date.now()));
 
       // the restart, with a server that answers: both messages arrive, each once
@@ -95,7 +106,10 @@ describeEachDatabase('mail: shutdown with a send in flight', (dialect) => {
         `ada@example.com REQUEST ${booking.detailsId}`,
         `desk@example.com REQUEST ${booking.detailsId}`,
       ]);
-      assert.deepEqual((await listMessages(inst.db)).map((m) => m.attempts), [1, 1]);
+      assert.deepEqual(
+        (await listMessages(inst.db)).map((m) => m.attempts),
+        [1, 1],
+      );
       const stopped = await server.stop('SIGTERM');
       server = null;
       assert.equal(stopped.code, 0);

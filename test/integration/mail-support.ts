@@ -109,12 +109,14 @@ function parseHeaders(block: string): Map<string, string> {
 
 function decodeBody(body: string, encoding: string | undefined): string {
   switch ((encoding ?? '7bit').toLowerCase()) {
-    case 'base64': return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+    case 'base64':
+      return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
     case 'quoted-printable': {
       const bytes = body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, h: string) => `%${h}`);
       return decodeURIComponent(bytes.replace(/%(?![0-9A-F]{2})/gi, '%25'));
     }
-    default: return body;
+    default:
+      return body;
   }
 }
 
@@ -144,25 +146,35 @@ export function partOf(raw: string, type: string): MimePart {
 }
 
 /** RFC 5545: unfold (CRLF + one space or tab), then NAME;PARAMS:VALUE per line, with TEXT unescaped. */
-export function parseIcs(text: string): { lines: { name: string; params: string; value: string }[]; get(name: string): string | undefined } {
+export function parseIcs(text: string): {
+  lines: { name: string; params: string; value: string }[];
+  get(name: string): string | undefined;
+} {
   if (!text.endsWith('\r\n')) throw new Error('an iCalendar object ends with CRLF');
-  const lines = text.replace(/\r\n[ \t]/g, '').split('\r\n').filter((l) => l !== '').map((line) => {
-    // the value starts at the first colon outside a quoted parameter value
-    let quoted = false;
-    let colon = -1;
-    for (let i = 0; i < line.length; i += 1) {
-      if (line[i] === '"') quoted = !quoted;
-      else if (line[i] === ':' && !quoted) { colon = i; break; }
-    }
-    if (colon < 0) throw new Error(`not a content line: ${line}`);
-    const head = line.slice(0, colon);
-    const semi = head.indexOf(';');
-    return {
-      name: (semi < 0 ? head : head.slice(0, semi)).toUpperCase(),
-      params: semi < 0 ? '' : head.slice(semi + 1),
-      value: line.slice(colon + 1).replace(/\\([\\;,nN])/g, (_, c: string) => (c === 'n' || c === 'N' ? '\n' : c)),
-    };
-  });
+  const lines = text
+    .replace(/\r\n[ \t]/g, '')
+    .split('\r\n')
+    .filter((l) => l !== '')
+    .map((line) => {
+      // the value starts at the first colon outside a quoted parameter value
+      let quoted = false;
+      let colon = -1;
+      for (let i = 0; i < line.length; i += 1) {
+        if (line[i] === '"') quoted = !quoted;
+        else if (line[i] === ':' && !quoted) {
+          colon = i;
+          break;
+        }
+      }
+      if (colon < 0) throw new Error(`not a content line: ${line}`);
+      const head = line.slice(0, colon);
+      const semi = head.indexOf(';');
+      return {
+        name: (semi < 0 ? head : head.slice(0, semi)).toUpperCase(),
+        params: semi < 0 ? '' : head.slice(semi + 1),
+        value: line.slice(colon + 1).replace(/\\([\\;,nN])/g, (_, c: string) => (c === 'n' || c === 'N' ? '\n' : c)),
+      };
+    });
   return { lines, get: (name) => lines.find((l) => l.name === name)?.value };
 }
 
@@ -187,14 +199,49 @@ export function messageKey(mail: ReceivedMail): string {
  */
 export async function mailInstallation(dialect: DialectName, now: number) {
   const { db, target, dispose } = await migratedDatabase(dialect);
-  await setup(db, { timezone: 'Europe/Berlin', adminEmail: 'admin@example.com', adminPassword: 'correct horse battery', name: 'Test practice', notifyEmail: 'desk@example.com' }, now);
-  const [schedule] = (await importSchedules(db, {
-    schedules: [{ name: 'Desk', slot_interval_minutes: 30, horizon_days: 7, capacity: 100, weekly_hours: ALL_WEEK([['09:00', '17:00']]), reasons: [{ name: 'Talk', duration_minutes: 30 }] }],
-  }, now)).schedules;
+  await setup(
+    db,
+    {
+      timezone: 'Europe/Berlin',
+      adminEmail: 'admin@example.com',
+      adminPassword: 'correct horse battery',
+      name: 'Test practice',
+      notifyEmail: 'desk@example.com',
+    },
+    now,
+  );
+  const [schedule] = (
+    await importSchedules(
+      db,
+      {
+        schedules: [
+          {
+            name: 'Desk',
+            slot_interval_minutes: 30,
+            horizon_days: 7,
+            capacity: 100,
+            weekly_hours: ALL_WEEK([['09:00', '17:00']]),
+            reasons: [{ name: 'Talk', duration_minutes: 30 }],
+          },
+        ],
+      },
+      now,
+    )
+  ).schedules;
   const snapshots = new SnapshotCache(db);
-  const book = async (slot: string, email: string) => createBooking(db, await snapshots.current(), {
-    scheduleId: schedule!.id, reasonId: schedule!.reasons[0]!.id, slot, submission: { email }, source: 'api',
-  }, now);
+  const book = async (slot: string, email: string) =>
+    createBooking(
+      db,
+      await snapshots.current(),
+      {
+        scheduleId: schedule!.id,
+        reasonId: schedule!.reasons[0]!.id,
+        slot,
+        submission: { email },
+        source: 'api',
+      },
+      now,
+    );
   return { db, url: target.url, book, dispose };
 }
 

@@ -54,12 +54,18 @@ describeEachDatabase('mail workers', (dialect) => {
       const script = join(scratch, `claim-and-hang-${dialect}.mjs`);
       writeFileSync(script, CLAIM_AND_HANG);
       return spawn(process.execPath, ['--import', join(ROOT, 'node_modules/tsx/dist/loader.mjs'), script], {
-        cwd: ROOT, env: { ...process.env, DATABASE_URL: inst.url, SMTP_URL: smtp.url }, stdio: ['ignore', 'pipe', 'pipe'],
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: inst.url, SMTP_URL: smtp.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
     })();
     let output = '';
-    child.stdout.on('data', (d) => { output += d; });
-    child.stderr.on('data', (d) => { output += d; });
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
     const exited = new Promise<NodeJS.Signals | null>((ok) => child.on('exit', (_code, signal) => ok(signal)));
     let server: Awaited<ReturnType<typeof serve>> | null = null;
     try {

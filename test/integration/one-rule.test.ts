@@ -46,7 +46,8 @@ const scheduleArb = fc.record({
   buffer_after_minutes: fc.constantFrom(0, 0, 10, 30),
   weekly_hours: fc.tuple(...WEEKDAYS.map(() => dayHours)).map((days) => Object.fromEntries(WEEKDAYS.map((d, i) => [d, days[i]!]))),
   reasons: fc.tuple(fc.constantFrom(15, 30, 45, 60, 90), fc.constantFrom(20, 60, 120)).map(([a, b]) => [
-    { name: 'Short', duration_minutes: a }, { name: 'Long', duration_minutes: b },
+    { name: 'Short', duration_minutes: a },
+    { name: 'Long', duration_minutes: b },
   ]),
 });
 
@@ -72,7 +73,14 @@ async function book(inst: TestInstallation, schedule: number, reason: number, sl
 }
 
 /** Checks the rule for one reason; books the picked free times. */
-async function checkReason(inst: TestInstallation, zone: TimeZone, scheduleId: number, reasonId: number, picks: number[], probes: [number, number][]) {
+async function checkReason(
+  inst: TestInstallation,
+  zone: TimeZone,
+  scheduleId: number,
+  reasonId: number,
+  picks: number[],
+  probes: [number, number][],
+) {
   const q = `schedule=${scheduleId}&reason=${reasonId}`;
   for (const pick of [...picks, null]) {
     const days = await get(inst, `/api/days?${q}`);
@@ -108,7 +116,7 @@ async function checkReason(inst: TestInstallation, zone: TimeZone, scheduleId: n
     assert.equal(created.status, 201, `POST /bookings refuses listed ${chosen}: ${JSON.stringify(created.body)}`);
     const day = parseDate(chosen.slice(0, 10))!;
     const [h, m] = chosen.slice(11, 16).split(':').map(Number);
-    assert.equal(created.body.slot, formatUtc(zone.startInstant(day, h! * 60 + m!)!), 'the booking starts at the time\'s first occurrence');
+    assert.equal(created.body.slot, formatUtc(zone.startInstant(day, h! * 60 + m!)!), "the booking starts at the time's first occurrence");
   }
 }
 
@@ -116,17 +124,20 @@ describeEachDatabase('one rule, four calls', (dialect) => {
   test('on random installations /slots, /days, /forms and POST /bookings agree', { timeout: 300_000 }, async () => {
     const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
     try {
-      await fc.assert(fc.asyncProperty(installationArb, async ({ zone: [zoneName, now], schedule, picks, probes }) => {
-        const inst = await testInstallation(dialect, { timezone: zoneName, now, schedules: [schedule] });
-        try {
-          await setOperatorSetting(inst.db, 'api.rate_limit_per_minute', '9999999');
-          const zone = TimeZone.of(zoneName);
-          const [imported] = inst.schedules;
-          for (const reason of imported!.reasons) await checkReason(inst, zone, imported!.id, reason.id, picks, probes);
-        } finally {
-          await inst.close();
-        }
-      }), { numRuns: Number(process.env.FC_RUNS ?? 4), ...(seed === undefined ? {} : { seed }) });
+      await fc.assert(
+        fc.asyncProperty(installationArb, async ({ zone: [zoneName, now], schedule, picks, probes }) => {
+          const inst = await testInstallation(dialect, { timezone: zoneName, now, schedules: [schedule] });
+          try {
+            await setOperatorSetting(inst.db, 'api.rate_limit_per_minute', '9999999');
+            const zone = TimeZone.of(zoneName);
+            const [imported] = inst.schedules;
+            for (const reason of imported!.reasons) await checkReason(inst, zone, imported!.id, reason.id, picks, probes);
+          } finally {
+            await inst.close();
+          }
+        }),
+        { numRuns: Number(process.env.FC_RUNS ?? 4), ...(seed === undefined ? {} : { seed }) },
+      );
     } catch (error) {
       console.error(error instanceof Error ? error.message : error);
       throw error;
@@ -136,13 +147,23 @@ describeEachDatabase('one rule, four calls', (dialect) => {
   test('fall-back: 02:30 on 2026-10-25 in Berlin books its first occurrence, 00:30Z', async () => {
     const inst = await testInstallation(dialect, {
       now: Date.UTC(2026, 9, 24, 12),
-      schedules: [{ name: 'Night', slot_interval_minutes: 30, weekly_hours: { sun: [['01:00', '04:00']] }, reasons: [{ name: 'Talk', duration_minutes: 30 }] }],
+      schedules: [
+        {
+          name: 'Night',
+          slot_interval_minutes: 30,
+          weekly_hours: { sun: [['01:00', '04:00']] },
+          reasons: [{ name: 'Talk', duration_minutes: 30 }],
+        },
+      ],
     });
     try {
       const [s] = inst.schedules;
       const q = `schedule=${s!.id}&reason=${s!.reasons[0]!.id}`;
       const slots = await get(inst, `/api/slots?${q}&day=2026-10-25`);
-      assert.deepEqual(slots.body.data, ['01:00', '01:30', '02:00', '02:30', '03:00', '03:30'].map((t) => `2026-10-25 ${t}:00`));
+      assert.deepEqual(
+        slots.body.data,
+        ['01:00', '01:30', '02:00', '02:30', '03:00', '03:30'].map((t) => `2026-10-25 ${t}:00`),
+      );
       const created = await book(inst, s!.id, s!.reasons[0]!.id, '2026-10-25 02:30:00');
       assert.equal(created.status, 201);
       assert.equal(created.body.slot, '2026-10-25T00:30:00Z');
@@ -156,7 +177,14 @@ describeEachDatabase('one rule, four calls', (dialect) => {
   test('spring-forward: 02:30 on 2026-03-29 in Berlin does not exist: /forms and POST /bookings answer 404', async () => {
     const inst = await testInstallation(dialect, {
       now: Date.UTC(2026, 2, 28, 12),
-      schedules: [{ name: 'Night', slot_interval_minutes: 30, weekly_hours: { sun: [['01:00', '05:00']] }, reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+      schedules: [
+        {
+          name: 'Night',
+          slot_interval_minutes: 30,
+          weekly_hours: { sun: [['01:00', '05:00']] },
+          reasons: [{ name: 'Talk', duration_minutes: 60 }],
+        },
+      ],
     });
     try {
       const [s] = inst.schedules;
@@ -174,7 +202,15 @@ describeEachDatabase('one rule, four calls', (dialect) => {
   test('/days is recomputed after a booking made outside the API (as by another process) and as time passes', async () => {
     const inst = await testInstallation(dialect, {
       now: Date.UTC(2026, 5, 1, 6, 0), // 08:00 in Berlin
-      schedules: [{ name: 'One a day', slot_interval_minutes: 60, horizon_days: 2, weekly_hours: Object.fromEntries(WEEKDAYS.map((d) => [d, [['10:00', '11:00']]])), reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+      schedules: [
+        {
+          name: 'One a day',
+          slot_interval_minutes: 60,
+          horizon_days: 2,
+          weekly_hours: Object.fromEntries(WEEKDAYS.map((d) => [d, [['10:00', '11:00']]])),
+          reasons: [{ name: 'Talk', duration_minutes: 60 }],
+        },
+      ],
     });
     try {
       const [s] = inst.schedules;
@@ -184,7 +220,12 @@ describeEachDatabase('one rule, four calls', (dialect) => {
       const other = connect(inst.url);
       try {
         const snapshot = await new SnapshotCache(other).current();
-        await createBooking(other, snapshot, { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 10:00:00', submission, source: 'admin' }, inst.clock());
+        await createBooking(
+          other,
+          snapshot,
+          { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 10:00:00', submission, source: 'admin' },
+          inst.clock(),
+        );
       } finally {
         await other.close();
       }
@@ -204,7 +245,15 @@ describeEachDatabase('one rule, four calls', (dialect) => {
   test('/slots and /forms are recomputed after a booking or cancellation outside the API and as time passes', async () => {
     const inst = await testInstallation(dialect, {
       now: Date.UTC(2026, 5, 1, 6, 0), // 08:00 in Berlin
-      schedules: [{ name: 'Mornings', slot_interval_minutes: 30, horizon_days: 2, weekly_hours: Object.fromEntries(WEEKDAYS.map((d) => [d, [['10:00', '12:00']]])), reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+      schedules: [
+        {
+          name: 'Mornings',
+          slot_interval_minutes: 30,
+          horizon_days: 2,
+          weekly_hours: Object.fromEntries(WEEKDAYS.map((d) => [d, [['10:00', '12:00']]])),
+          reasons: [{ name: 'Talk', duration_minutes: 60 }],
+        },
+      ],
     });
     try {
       const [s] = inst.schedules;
@@ -218,7 +267,12 @@ describeEachDatabase('one rule, four calls', (dialect) => {
       const other = connect(inst.url);
       try {
         const snapshot = await new SnapshotCache(other).current();
-        const booked = await createBooking(other, snapshot, { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 11:00:00', submission, source: 'admin' }, inst.clock());
+        const booked = await createBooking(
+          other,
+          snapshot,
+          { scheduleId: s!.id, reasonId: s!.reasons[0]!.id, slot: '2026-06-02 11:00:00', submission, source: 'admin' },
+          inst.clock(),
+        );
         assert.deepEqual(await slots('2026-06-02'), ['2026-06-02 10:00:00']);
         assert.equal(await form('2026-06-02 10:30:00'), 404);
         assert.equal(await form('2026-06-02 10:00:00'), 200);

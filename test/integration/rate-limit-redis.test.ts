@@ -19,15 +19,21 @@ async function reachable(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = tcpConnect({ host, port });
     socket.setTimeout(2000);
-    socket.on('connect', () => { socket.destroy(); resolve(true); });
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.on('error', () => resolve(false));
-    socket.on('timeout', () => { socket.destroy(); resolve(false); });
+    socket.on('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
 const REDIS_AVAILABLE = await reachable(REDIS_PORT, REDIS_HOST);
-if (!REDIS_AVAILABLE && process.env.CI === 'true') throw new Error(`Redis is not reachable at ${REDIS_URL}, and under CI=true the Redis tests must run.`);
-
+if (!REDIS_AVAILABLE && process.env.CI === 'true')
+  throw new Error(`Redis is not reachable at ${REDIS_URL}, and under CI=true the Redis tests must run.`);
 
 function recordingLogger() {
   const lines: { level: 'warn' | 'info'; message: string }[] = [];
@@ -73,7 +79,10 @@ describe('Redis rate-limit store', { skip: REDIS_AVAILABLE ? false : `Redis not 
     assert.equal(await direct!.get(`${prefix}api:shared`), '10');
     // concurrent hits from both stores: every count handed out exactly once
     const parallel = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).hit('api:parallel', 60_000, now)));
-    assert.deepEqual(parallel.map((w) => w.count).sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => i + 1));
+    assert.deepEqual(
+      parallel.map((w) => w.count).sort((x, y) => x - y),
+      Array.from({ length: 40 }, (_, i) => i + 1),
+    );
   });
 
   test('the window opens with the first request and later hits do not extend it; Retry-After comes from it', async () => {
@@ -100,9 +109,15 @@ describe('Redis rate-limit store', { skip: REDIS_AVAILABLE ? false : `Redis not 
     assert.equal(await store.ready(300), false);
     const counts = [];
     for (let i = 0; i < 25; i++) counts.push((await store.hit('api:closed', 60_000, Date.now())).count);
-    assert.deepEqual(counts, Array.from({ length: 25 }, (_, i) => i + 1));
+    assert.deepEqual(
+      counts,
+      Array.from({ length: 25 }, (_, i) => i + 1),
+    );
     assert.equal(store.usingRedis, false);
-    assert.deepEqual(lines.map((l) => l.level), ['warn']);
+    assert.deepEqual(
+      lines.map((l) => l.level),
+      ['warn'],
+    );
     const denied = await checkRate(store, 'api:closed', 25, Date.now());
     assert.equal(denied.allowed, false);
   });
@@ -113,7 +128,10 @@ describe('Redis rate-limit store', { skip: REDIS_AVAILABLE ? false : `Redis not 
     assert.equal(await store.ready(300), false);
     store.attachLogger(logger);
     for (let i = 0; i < 5; i++) await store.hit('api:closed-at-start', 60_000, Date.now());
-    assert.deepEqual(lines.map((l) => l.level), ['warn']);
+    assert.deepEqual(
+      lines.map((l) => l.level),
+      ['warn'],
+    );
   });
 
   test('uses Redis again when it returns, logging once each way', async () => {
@@ -125,7 +143,8 @@ describe('Redis rate-limit store', { skip: REDIS_AVAILABLE ? false : `Redis not 
     assert.equal((await store.hit('api:recover', 60_000, Date.now())).count, 1);
 
     await relay.cut();
-    for (let i = 1; i <= 10; i++) assert.equal((await store.hit('api:recover', 60_000, Date.now())).count, i, 'in-process count while Redis is away');
+    for (let i = 1; i <= 10; i++)
+      assert.equal((await store.hit('api:recover', 60_000, Date.now())).count, i, 'in-process count while Redis is away');
     assert.equal(store.usingRedis, false);
 
     await relay.open();
@@ -139,7 +158,10 @@ describe('Redis rate-limit store', { skip: REDIS_AVAILABLE ? false : `Redis not 
     // the shared count continues from what Redis held before the outage
     assert.equal(count, 2);
     assert.equal(await direct!.get(`${prefix}api:recover`), '2');
-    assert.deepEqual(lines.map((l) => l.level), ['warn', 'info']);
+    assert.deepEqual(
+      lines.map((l) => l.level),
+      ['warn', 'info'],
+    );
     await store.close();
     await relay.cut();
   });

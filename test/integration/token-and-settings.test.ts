@@ -9,7 +9,9 @@ import { InvalidInput } from '../../src/core/errors.js';
 
 describeEachDatabase('token and settings', (dialect) => {
   let inst: TestInstallation;
-  before(async () => { inst = await testInstallation(dialect, { schedules: [] }); });
+  before(async () => {
+    inst = await testInstallation(dialect, { schedules: [] });
+  });
   after(() => inst.close());
 
   const schedules = (token?: string) => inst.api({ method: 'GET', url: '/api/schedules', ...(token ? { token } : {}) });
@@ -63,10 +65,23 @@ describeEachDatabase('token and settings', (dialect) => {
   });
 
   test('bad settings are refused and change nothing', async () => {
-    for (const [key, value] of [['api.rate_limit_per_minute', '0'], ['api.rate_limit_per_minute', 'lots'], ['no.such.key', '1'], ['installation.timezone', 'Mars/Olympus']]) {
+    for (const [key, value] of [
+      ['api.rate_limit_per_minute', '0'],
+      ['api.rate_limit_per_minute', 'lots'],
+      ['no.such.key', '1'],
+      ['installation.timezone', 'Mars/Olympus'],
+    ]) {
       await assert.rejects(setOperatorSetting(inst.db, key!, value!), InvalidInput);
     }
-    const rows = await inst.db.kysely.selectFrom('settings').select(['key', 'value']).where('key', 'in', ['api.rate_limit_per_minute', 'installation.timezone']).orderBy('key').execute();
-    assert.deepEqual(rows.map((r) => JSON.parse(r.value)), [300, 'Europe/Berlin']);
+    const rows = await inst.db.kysely
+      .selectFrom('settings')
+      .select(['key', 'value'])
+      .where('key', 'in', ['api.rate_limit_per_minute', 'installation.timezone'])
+      .orderBy('key')
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => JSON.parse(r.value)),
+      [300, 'Europe/Berlin'],
+    );
   });
 });

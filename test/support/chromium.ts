@@ -10,15 +10,24 @@ import { chromium, type BrowserContext } from 'playwright-core';
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
 export const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
 ];
 
 function install(): string | null {
   if (existsSync(CHROMIUM_PATH)) return null;
-  if (process.getuid?.() !== 0) return `${CHROMIUM_PATH} is missing and we are not root, so it cannot be installed (apt-get install chromium)`;
+  if (process.getuid?.() !== 0)
+    return `${CHROMIUM_PATH} is missing and we are not root, so it cannot be installed (apt-get install chromium)`;
   console.log('# installing Debian chromium for the browser tests (apt-get, about a minute)…');
-  const result = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'], { stdio: 'inherit' });
+  const result = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'], {
+    stdio: 'inherit',
+  });
   if (result.status !== 0 || !existsSync(CHROMIUM_PATH)) return `installing chromium with apt-get failed (exit ${result.status})`;
   return null;
 }
@@ -36,7 +45,16 @@ if (BROWSER_SKIP) console.log(`# NOTE: ${BROWSER_SKIP}`);
 export async function launchBrowser(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'booking-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 },
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 900 },
   });
-  return { context, close: async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); } };
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
 }

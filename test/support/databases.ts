@@ -66,11 +66,20 @@ export async function migratedDatabase(dialect: DialectName): Promise<{ db: Db; 
   const target = await freshDatabase(dialect);
   const db = connect(target.url);
   await migrate(db);
-  return { db, target, dispose: async () => { await db.close(); await target.drop(); } };
+  return {
+    db,
+    target,
+    dispose: async () => {
+      await db.close();
+      await target.drop();
+    },
+  };
 }
 
 /** `describe` once per database engine; the PostgreSQL one is skipped, visibly, when no server answers. */
 export function describeEachDatabase(title: string, body: (dialect: DialectName) => void): void {
   describe(`${title} [sqlite]`, () => body('sqlite'));
-  describe(`${title} [postgres]`, { skip: POSTGRES_AVAILABLE ? false : 'PostgreSQL not reachable at 127.0.0.1:5432' }, () => body('postgres'));
+  describe(`${title} [postgres]`, { skip: POSTGRES_AVAILABLE ? false : 'PostgreSQL not reachable at 127.0.0.1:5432' }, () =>
+    body('postgres'),
+  );
 }

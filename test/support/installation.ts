@@ -45,7 +45,17 @@ export async function testInstallation(dialect: DialectName, options: Installati
   let token = '';
   let schedules: ImportedSchedule[] = [];
   if (options.configured !== false) {
-    await setup(db, { timezone: options.timezone ?? 'Europe/Berlin', adminEmail: 'admin@example.com', adminPassword: 'correct horse battery', name: 'Test practice', notifyEmail: 'desk@example.com' }, clock());
+    await setup(
+      db,
+      {
+        timezone: options.timezone ?? 'Europe/Berlin',
+        adminEmail: 'admin@example.com',
+        adminPassword: 'correct horse battery',
+        name: 'Test practice',
+        notifyEmail: 'desk@example.com',
+      },
+      clock(),
+    );
     if (options.schedules) schedules = (await importSchedules(db, { schedules: options.schedules }, clock())).schedules;
     if (options.apiEnabled !== false) await setApiEnabled(db, true);
     token = await generateToken(db);
@@ -53,13 +63,22 @@ export async function testInstallation(dialect: DialectName, options: Installati
   const app = await buildApp({ db, clock });
   await app.ready();
   const installation: TestInstallation = {
-    db, url: target.url, app, clock, token, schedules,
+    db,
+    url: target.url,
+    app,
+    clock,
+    token,
+    schedules,
     // the current `installation.token`, so a test that issues a new one can make it the default
-    api: ({ token: t, headers, ...rest }) => app.inject({
-      ...rest,
-      headers: { ...(t === null ? {} : { authorization: `Bearer ${t ?? installation.token}` }), ...headers },
-    }),
-    close: async () => { await app.close(); await dispose(); },
+    api: ({ token: t, headers, ...rest }) =>
+      app.inject({
+        ...rest,
+        headers: { ...(t === null ? {} : { authorization: `Bearer ${t ?? installation.token}` }), ...headers },
+      }),
+    close: async () => {
+      await app.close();
+      await dispose();
+    },
   };
   return installation;
 }

@@ -39,24 +39,35 @@ export interface ServeProcess {
 export async function serve(databaseUrl: string, env: Record<string, string> = {}): Promise<ServeProcess> {
   const port = await freePort();
   const child = spawn(CLI, ['serve', '--host', '127.0.0.1', '--port', String(port)], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => child.on('exit', (code, signal) => ok({ code, signal })));
+  child.stdout.on('data', (d) => {
+    log += d;
+  });
+  child.stderr.on('data', (d) => {
+    log += d;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) =>
+    child.on('exit', (code, signal) => ok({ code, signal })),
+  );
   const origin = `http://127.0.0.1:${port}`;
   const until = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`serve exited early:\n${log}`);
     try {
       if ((await fetch(`${origin}/healthz`)).status === 200) break;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     if (Date.now() > until) throw new Error(`serve not ready:\n${log}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
-    child, origin, log: () => log,
+    child,
+    origin,
+    log: () => log,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

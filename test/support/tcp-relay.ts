@@ -7,7 +7,11 @@ export class TcpRelay {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
 
-  constructor(readonly port: number, private readonly targetPort: number, private readonly targetHost = '127.0.0.1') {}
+  constructor(
+    readonly port: number,
+    private readonly targetPort: number,
+    private readonly targetHost = '127.0.0.1',
+  ) {}
 
   async open(): Promise<void> {
     const server = createServer((client) => {
@@ -15,7 +19,10 @@ export class TcpRelay {
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => { client.destroy(); upstream.destroy(); });
+        s.on('error', () => {
+          client.destroy();
+          upstream.destroy();
+        });
       }
       client.pipe(upstream).pipe(client);
     });

@@ -11,8 +11,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  freeDays, freeDaysWithExpiry, freeSlotsOn, freeSlotsWithExpiry, findFreeSlot, relevantBookingStarts,
-  type AvailabilityContext, type BookedTime,
+  freeDays,
+  freeDaysWithExpiry,
+  freeSlotsOn,
+  freeSlotsWithExpiry,
+  findFreeSlot,
+  relevantBookingStarts,
+  type AvailabilityContext,
+  type BookedTime,
 } from '../../src/core/availability/free-slots.js';
 import type { Interval, ScheduleRules } from '../../src/core/schedules/schedule.js';
 import { WEEKDAYS, type Weekday } from '../../src/core/time/calendar.js';
@@ -38,7 +44,13 @@ function wallClock(zone: string, instant: number): number {
   let format = formatters.get(zone);
   if (!format) {
     format = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric',
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
     });
     formatters.set(zone, format);
   }
@@ -67,7 +79,11 @@ interface Scenario {
   bookings: BookedTime[];
 }
 
-interface RefSlot { day: number; minute: number; start: number }
+interface RefSlot {
+  day: number;
+  minute: number;
+  start: number;
+}
 
 /** Every free time of every day from today to the horizon, by walking instants minute by minute. */
 function referenceSlots(s: Scenario): Map<number, RefSlot[]> {
@@ -148,15 +164,17 @@ function localMidnight(zone: string, instant: number): number {
 }
 
 // Sao Paulo has had no DST since 2019; 2018 had both of its midnight transitions (00:00 -> 01:00, 00:00 -> 23:00)
-const ANCHORS: Record<string, number[]> = Object.fromEntries(ZONES.map((zone) => {
-  const transitions = [...transitionsIn(zone, 2026), ...(zone === 'America/Sao_Paulo' ? transitionsIn(zone, 2018) : [])];
-  const ordinary = Date.UTC(2026, 6, 14, 10);
-  const anchors = [ordinary, localMidnight(zone, ordinary)];
-  for (const t of transitions) anchors.push(t, localMidnight(zone, t), localMidnight(zone, t + DAY));
-  return [zone, anchors];
-}));
+const ANCHORS: Record<string, number[]> = Object.fromEntries(
+  ZONES.map((zone) => {
+    const transitions = [...transitionsIn(zone, 2026), ...(zone === 'America/Sao_Paulo' ? transitionsIn(zone, 2018) : [])];
+    const ordinary = Date.UTC(2026, 6, 14, 10);
+    const anchors = [ordinary, localMidnight(zone, ordinary)];
+    for (const t of transitions) anchors.push(t, localMidnight(zone, t), localMidnight(zone, t + DAY));
+    return [zone, anchors];
+  }),
+);
 
-test('the anchors include the zones\' DST transitions', () => {
+test("the anchors include the zones' DST transitions", () => {
   assert.equal(transitionsIn('Europe/Berlin', 2026).length, 2);
   assert.equal(transitionsIn('Australia/Lord_Howe', 2026).length, 2);
   assert.equal(transitionsIn('America/Sao_Paulo', 2018).length, 2);
@@ -174,7 +192,8 @@ const dayHours = fc.oneof(
   { weight: 1, arbitrary: fc.constant([] as Interval[]) },
   {
     weight: 4,
-    arbitrary: fc.tuple(fc.constantFrom(5, 15, 30), fc.uniqueArray(fc.integer({ min: 0, max: 288 }), { minLength: 2, maxLength: 6 }))
+    arbitrary: fc
+      .tuple(fc.constantFrom(5, 15, 30), fc.uniqueArray(fc.integer({ min: 0, max: 288 }), { minLength: 2, maxLength: 6 }))
       .map(([step, marks]) => {
         const cuts = [...new Set(marks.map((m) => Math.min(1440, Math.round((m * 5) / step) * step)))].sort((a, b) => a - b);
         const intervals: Interval[] = [];
@@ -185,30 +204,44 @@ const dayHours = fc.oneof(
   { weight: 1, arbitrary: fc.constant([{ start: 0, end: 1440 }] as Interval[]) },
 );
 
-const scenario: fc.Arbitrary<Scenario> = fc.constantFrom(...ZONES).chain((zone) => fc.record({
-  zone: fc.constant(zone),
-  now: fc.tuple(fc.constantFrom(...ANCHORS[zone]!), delta).map(([a, d]) => a + d),
-  durationMinutes: fc.oneof(fc.constantFrom(15, 30, 45, 60, 90, 120, 240), fc.integer({ min: 1, max: 600 })),
-  rules: fc.record({
-    slotIntervalMinutes: fc.oneof(fc.constantFrom(5, 10, 15, 20, 30, 45, 60, 90), fc.integer({ min: 1, max: 180 })),
-    minNoticeMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
-    horizonDays: fc.integer({ min: 0, max: 10 }),
-    capacity: fc.integer({ min: 1, max: 3 }),
-    bufferBeforeMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 120 })),
-    bufferAfterMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 120 })),
-    weeklyHours: fc.record(Object.fromEntries(WEEKDAYS.map((d) => [d, dayHours])) as Record<Weekday, fc.Arbitrary<Interval[]>>, { requiredKeys: [] }),
-    exceptions: fc.uniqueArray(fc.record({ dayOffset: fc.integer({ min: -1, max: 11 }), hours: dayHours }), { maxLength: 3, selector: (e) => e.dayOffset }),
-  }),
-  bookings: fc.array(
-    fc.tuple(fc.integer({ min: -2 * 24 * 12, max: 12 * 24 * 12 }), fc.oneof(fc.constantFrom(15, 30, 60, 90, 120), fc.integer({ min: 1, max: 1440 })))
-      // starts on a 5-minute raster from the minute of `now`, so they often meet candidate times exactly
-      .map(([fiveMinutes, minutes]) => ({ start: fiveMinutes * 5 * MINUTE, end: (fiveMinutes * 5 + minutes) * MINUTE })),
-    { maxLength: 12 },
-  ),
-})).map((s) => {
-  const base = Math.floor(s.now / (5 * MINUTE)) * 5 * MINUTE;
-  return { ...s, bookings: s.bookings.map((b) => ({ start: base + b.start, end: base + b.end })) };
-});
+const scenario: fc.Arbitrary<Scenario> = fc
+  .constantFrom(...ZONES)
+  .chain((zone) =>
+    fc.record({
+      zone: fc.constant(zone),
+      now: fc.tuple(fc.constantFrom(...ANCHORS[zone]!), delta).map(([a, d]) => a + d),
+      durationMinutes: fc.oneof(fc.constantFrom(15, 30, 45, 60, 90, 120, 240), fc.integer({ min: 1, max: 600 })),
+      rules: fc.record({
+        slotIntervalMinutes: fc.oneof(fc.constantFrom(5, 10, 15, 20, 30, 45, 60, 90), fc.integer({ min: 1, max: 180 })),
+        minNoticeMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+        horizonDays: fc.integer({ min: 0, max: 10 }),
+        capacity: fc.integer({ min: 1, max: 3 }),
+        bufferBeforeMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 120 })),
+        bufferAfterMinutes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 120 })),
+        weeklyHours: fc.record(Object.fromEntries(WEEKDAYS.map((d) => [d, dayHours])) as Record<Weekday, fc.Arbitrary<Interval[]>>, {
+          requiredKeys: [],
+        }),
+        exceptions: fc.uniqueArray(fc.record({ dayOffset: fc.integer({ min: -1, max: 11 }), hours: dayHours }), {
+          maxLength: 3,
+          selector: (e) => e.dayOffset,
+        }),
+      }),
+      bookings: fc.array(
+        fc
+          .tuple(
+            fc.integer({ min: -2 * 24 * 12, max: 12 * 24 * 12 }),
+            fc.oneof(fc.constantFrom(15, 30, 60, 90, 120), fc.integer({ min: 1, max: 1440 })),
+          )
+          // starts on a 5-minute raster from the minute of `now`, so they often meet candidate times exactly
+          .map(([fiveMinutes, minutes]) => ({ start: fiveMinutes * 5 * MINUTE, end: (fiveMinutes * 5 + minutes) * MINUTE })),
+        { maxLength: 12 },
+      ),
+    }),
+  )
+  .map((s) => {
+    const base = Math.floor(s.now / (5 * MINUTE)) * 5 * MINUTE;
+    return { ...s, bookings: s.bookings.map((b) => ({ start: base + b.start, end: base + b.end })) };
+  });
 
 function contextOf(s: Scenario): AvailabilityContext {
   const zone = TimeZone.of(s.zone);
@@ -244,69 +277,86 @@ const show = (slots: readonly { day: number; minute: number; start: number }[]) 
   slots.map((s) => `${new Date(s.day * DAY + s.minute * MINUTE).toISOString().slice(0, 16)} = ${new Date(s.start).toISOString()}`);
 
 test('freeDays lists exactly the days on which the reference finds a free time', () => {
-  check(fc.property(scenario, (s) => {
-    const ctx = contextOf(s);
-    const expected = [...referenceSlots(s)].filter(([, slots]) => slots.length).map(([day]) => day);
-    const today = ctx.zone.localDayOf(s.now);
-    const actual = freeDays(ctx, bookingsRead(ctx, s.bookings, today, today + s.rules.horizonDays));
-    assert.deepEqual(actual, expected);
-  }));
+  check(
+    fc.property(scenario, (s) => {
+      const ctx = contextOf(s);
+      const expected = [...referenceSlots(s)].filter(([, slots]) => slots.length).map(([day]) => day);
+      const today = ctx.zone.localDayOf(s.now);
+      const actual = freeDays(ctx, bookingsRead(ctx, s.bookings, today, today + s.rules.horizonDays));
+      assert.deepEqual(actual, expected);
+    }),
+  );
 });
 
-test('freeSlotsOn gives, for every day, the reference\'s free times, and null outside today..horizon', () => {
-  check(fc.property(scenario, (s) => {
-    const ctx = contextOf(s);
-    const expected = referenceSlots(s);
-    const days = [...expected.keys()];
-    assert.equal(freeSlotsOn(ctx, days[0]! - 1, s.bookings), null);
-    assert.equal(freeSlotsOn(ctx, days.at(-1)! + 1, s.bookings), null);
-    for (const [day, slots] of expected) {
-      const actual = freeSlotsOn(ctx, day, bookingsRead(ctx, s.bookings, day, day));
-      assert.deepEqual(show(actual ?? []), show(slots), `day ${new Date(day * DAY).toISOString().slice(0, 10)}`);
-    }
-  }));
+test("freeSlotsOn gives, for every day, the reference's free times, and null outside today..horizon", () => {
+  check(
+    fc.property(scenario, (s) => {
+      const ctx = contextOf(s);
+      const expected = referenceSlots(s);
+      const days = [...expected.keys()];
+      assert.equal(freeSlotsOn(ctx, days[0]! - 1, s.bookings), null);
+      assert.equal(freeSlotsOn(ctx, days.at(-1)! + 1, s.bookings), null);
+      for (const [day, slots] of expected) {
+        const actual = freeSlotsOn(ctx, day, bookingsRead(ctx, s.bookings, day, day));
+        assert.deepEqual(show(actual ?? []), show(slots), `day ${new Date(day * DAY).toISOString().slice(0, 10)}`);
+      }
+    }),
+  );
 });
 
-test('findFreeSlot accepts exactly the reference\'s free times', () => {
-  check(fc.property(scenario, fc.array(fc.tuple(fc.integer({ min: -1, max: 11 }), fc.integer({ min: 0, max: 1439 })), { maxLength: 30 }), (s, probes) => {
-    const ctx = contextOf(s);
-    const expected = referenceSlots(s);
-    const today = [...expected.keys()][0]!;
-    const free = new Map([...expected.values()].flat().map((slot) => [slot.day * 1440 + slot.minute, slot]));
-    const asked = [...probes.map(([offset, minute]) => [today + offset, minute] as const), ...[...free.values()].map((f) => [f.day, f.minute] as const)];
-    for (const [day, minute] of asked) {
-      const actual = findFreeSlot(ctx, day, minute, bookingsRead(ctx, s.bookings, day, day));
-      const want = free.get(day * 1440 + minute) ?? null;
-      assert.deepEqual(actual, want, `${new Date(day * DAY + minute * MINUTE).toISOString().slice(0, 16)} local`);
-    }
-  }));
+test("findFreeSlot accepts exactly the reference's free times", () => {
+  check(
+    fc.property(
+      scenario,
+      fc.array(fc.tuple(fc.integer({ min: -1, max: 11 }), fc.integer({ min: 0, max: 1439 })), { maxLength: 30 }),
+      (s, probes) => {
+        const ctx = contextOf(s);
+        const expected = referenceSlots(s);
+        const today = [...expected.keys()][0]!;
+        const free = new Map([...expected.values()].flat().map((slot) => [slot.day * 1440 + slot.minute, slot]));
+        const asked = [
+          ...probes.map(([offset, minute]) => [today + offset, minute] as const),
+          ...[...free.values()].map((f) => [f.day, f.minute] as const),
+        ];
+        for (const [day, minute] of asked) {
+          const actual = findFreeSlot(ctx, day, minute, bookingsRead(ctx, s.bookings, day, day));
+          const want = free.get(day * 1440 + minute) ?? null;
+          assert.deepEqual(actual, want, `${new Date(day * DAY + minute * MINUTE).toISOString().slice(0, 16)} local`);
+        }
+      },
+    ),
+  );
 });
 
-test('freeDays\' answer holds for every later now before its validUntil (the /days cache relies on it)', () => {
-  check(fc.property(scenario, fc.double({ min: 0, max: 1, noNaN: true }), (s, fraction) => {
-    const ctx = contextOf(s);
-    const { days, validUntil } = freeDaysWithExpiry(ctx, s.bookings);
-    assert.ok(validUntil > s.now);
-    const later = Math.min(validUntil - 1, s.now + Math.floor(fraction * (validUntil - s.now)));
-    assert.deepEqual(freeDays({ ...ctx, now: later }, s.bookings), days, `at ${new Date(later).toISOString()}`);
-    assert.deepEqual(freeDays({ ...ctx, now: validUntil - 1 }, s.bookings), days);
-  }));
+test("freeDays' answer holds for every later now before its validUntil (the /days cache relies on it)", () => {
+  check(
+    fc.property(scenario, fc.double({ min: 0, max: 1, noNaN: true }), (s, fraction) => {
+      const ctx = contextOf(s);
+      const { days, validUntil } = freeDaysWithExpiry(ctx, s.bookings);
+      assert.ok(validUntil > s.now);
+      const later = Math.min(validUntil - 1, s.now + Math.floor(fraction * (validUntil - s.now)));
+      assert.deepEqual(freeDays({ ...ctx, now: later }, s.bookings), days, `at ${new Date(later).toISOString()}`);
+      assert.deepEqual(freeDays({ ...ctx, now: validUntil - 1 }, s.bookings), days);
+    }),
+  );
 });
 
-test('freeSlotsOn\'s answer holds for every later now before its validUntil (the /slots cache relies on it)', () => {
-  check(fc.property(scenario, fc.integer({ min: -1, max: 12 }), fc.double({ min: 0, max: 1, noNaN: true }), (s, offset, fraction) => {
-    const ctx = contextOf(s);
-    const day = ctx.zone.localDayOf(s.now) + offset;
-    const bookings = bookingsRead(ctx, s.bookings, day, day);
-    const answer = freeSlotsWithExpiry(ctx, day, bookings);
-    if (answer === null) {
-      assert.equal(freeSlotsOn(ctx, day, bookings), null);
-      return;
-    }
-    const { slots, validUntil } = answer;
-    assert.ok(validUntil > s.now);
-    const later = Math.min(validUntil - 1, s.now + Math.floor(fraction * (validUntil - s.now)));
-    assert.deepEqual(freeSlotsOn({ ...ctx, now: later }, day, bookings), slots, `at ${new Date(later).toISOString()}`);
-    assert.deepEqual(freeSlotsOn({ ...ctx, now: validUntil - 1 }, day, bookings), slots);
-  }));
+test("freeSlotsOn's answer holds for every later now before its validUntil (the /slots cache relies on it)", () => {
+  check(
+    fc.property(scenario, fc.integer({ min: -1, max: 12 }), fc.double({ min: 0, max: 1, noNaN: true }), (s, offset, fraction) => {
+      const ctx = contextOf(s);
+      const day = ctx.zone.localDayOf(s.now) + offset;
+      const bookings = bookingsRead(ctx, s.bookings, day, day);
+      const answer = freeSlotsWithExpiry(ctx, day, bookings);
+      if (answer === null) {
+        assert.equal(freeSlotsOn(ctx, day, bookings), null);
+        return;
+      }
+      const { slots, validUntil } = answer;
+      assert.ok(validUntil > s.now);
+      const later = Math.min(validUntil - 1, s.now + Math.floor(fraction * (validUntil - s.now)));
+      assert.deepEqual(freeSlotsOn({ ...ctx, now: later }, day, bookings), slots, `at ${new Date(later).toISOString()}`);
+      assert.deepEqual(freeSlotsOn({ ...ctx, now: validUntil - 1 }, day, bookings), slots);
+    }),
+  );
 });

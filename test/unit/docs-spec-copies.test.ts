@@ -12,9 +12,13 @@ const shared = `${root}../shared/spec`;
 /** The copy's text without its leading HTML comment (which says where it comes from). */
 const body = (path: string) => readFileSync(path, 'utf8').replace(/^<!--[\s\S]*?-->\n\n/, '');
 
-test('docs/booking-api.md is the shared contract word for word', { skip: !existsSync(shared) && 'no ../shared/spec beside the project' }, () => {
-  assert.equal(body(`${root}docs/booking-api.md`), readFileSync(`${shared}/booking-api.md`, 'utf8'));
-});
+test(
+  'docs/booking-api.md is the shared contract word for word',
+  { skip: !existsSync(shared) && 'no ../shared/spec beside the project' },
+  () => {
+    assert.equal(body(`${root}docs/booking-api.md`), readFileSync(`${shared}/booking-api.md`, 'utf8'));
+  },
+);
 
 test('docs/decisions.md is the shared decisions document', { skip: !existsSync(shared) && 'no ../shared/spec beside the project' }, () => {
   // one sentence differs on purpose: the shared copy points at a folder beside it that the repository does not have

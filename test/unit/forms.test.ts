@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { DEFAULT_FORM, validateSubmission, type FormField } from '../../src/core/forms/form-fields.js';
 
 const field = (name: string, extra: Partial<FormField> = {}): FormField => ({
-  name, label: name, formType: 'textbox', inputType: 'text', required: false, options: [], value: '', ...extra,
+  name,
+  label: name,
+  formType: 'textbox',
+  inputType: 'text',
+  required: false,
+  options: [],
+  value: '',
+  ...extra,
 });
 
 const FORM: FormField[] = [
@@ -53,11 +60,28 @@ test('the first failing field in form order wins, with its message', () => {
 
 test('valid values are kept; numbers become text where text is expected; unknown keys and password are dropped', () => {
   const result = validateSubmission(FORM, {
-    ...ok, phone: 5550100, age: '42.5', born: '1990-12-31', team: 'Blue', newsletter: false, password: 'secret', extra: 'dropped', email: ' ada@example.com ',
+    ...ok,
+    phone: 5550100,
+    age: '42.5',
+    born: '1990-12-31',
+    team: 'Blue',
+    newsletter: false,
+    password: 'secret',
+    extra: 'dropped',
+    email: ' ada@example.com ',
   });
   assert.deepEqual(result, {
     ok: true,
-    answers: { first_name: 'Ada', email: 'ada@example.com', phone: '5550100', age: '42.5', born: '1990-12-31', team: 'Blue', terms: true, newsletter: false },
+    answers: {
+      first_name: 'Ada',
+      email: 'ada@example.com',
+      phone: '5550100',
+      age: '42.5',
+      born: '1990-12-31',
+      team: 'Blue',
+      terms: true,
+      newsletter: false,
+    },
   });
   assert.deepEqual(validateSubmission(FORM, { ...ok, age: 7 }).ok, true);
   assert.equal(validateSubmission(FORM, { ...ok, first_name: 'x'.repeat(1000) }).ok, true);

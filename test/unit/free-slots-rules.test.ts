@@ -10,16 +10,24 @@ import { TimeZone } from '../../src/core/time/zone.js';
 const UTC = TimeZone.of('UTC');
 const MONDAY = parseDate('2026-06-01')!; // a Monday
 const at = (date: string, clock: string) => Date.parse(`${date}T${clock}:00Z`);
-const hours = (...pairs: [string, string][]) => pairs.map(([s, e]) => {
-  const [sh, sm] = s.split(':').map(Number);
-  const [eh, em] = e.split(':').map(Number);
-  return { start: sh! * 60 + sm!, end: eh! * 60 + em! };
-});
+const hours = (...pairs: [string, string][]) =>
+  pairs.map(([s, e]) => {
+    const [sh, sm] = s.split(':').map(Number);
+    const [eh, em] = e.split(':').map(Number);
+    return { start: sh! * 60 + sm!, end: eh! * 60 + em! };
+  });
 
 function rules(extra: Partial<ScheduleRules> = {}): ScheduleRules {
   return {
-    slotIntervalMinutes: 30, minNoticeMinutes: 0, horizonDays: 7, capacity: 1, bufferBeforeMinutes: 0, bufferAfterMinutes: 0,
-    weeklyHours: { mon: hours(['09:00', '12:00']), tue: hours(['09:00', '12:00']) }, exceptions: new Map(), ...extra,
+    slotIntervalMinutes: 30,
+    minNoticeMinutes: 0,
+    horizonDays: 7,
+    capacity: 1,
+    bufferBeforeMinutes: 0,
+    bufferAfterMinutes: 0,
+    weeklyHours: { mon: hours(['09:00', '12:00']), tue: hours(['09:00', '12:00']) },
+    exceptions: new Map(),
+    ...extra,
   };
 }
 
@@ -37,7 +45,12 @@ test('weekly hours, grid from each interval start, duration inside one interval'
 });
 
 test('an exception replaces the weekday; an empty one closes the day', () => {
-  const r = rules({ exceptions: new Map([[MONDAY, hours(['15:00', '16:00'])], [MONDAY + 1, []]]) });
+  const r = rules({
+    exceptions: new Map([
+      [MONDAY, hours(['15:00', '16:00'])],
+      [MONDAY + 1, []],
+    ]),
+  });
   assert.deepEqual(slots(r, 30, SUNDAY_NIGHT, MONDAY), ['15:00', '15:30']);
   assert.deepEqual(slots(r, 30, SUNDAY_NIGHT, MONDAY + 1), []);
 });
@@ -55,7 +68,10 @@ test('minimum notice, to the minute', () => {
 });
 
 test('horizon: from today to the end of local day today + horizon; outside answers null', () => {
-  const r = rules({ horizonDays: 1, weeklyHours: { mon: hours(['09:00', '10:00']), tue: hours(['09:00', '10:00']), wed: hours(['09:00', '10:00']) } });
+  const r = rules({
+    horizonDays: 1,
+    weeklyHours: { mon: hours(['09:00', '10:00']), tue: hours(['09:00', '10:00']), wed: hours(['09:00', '10:00']) },
+  });
   const now = at('2026-06-01', '23:59');
   assert.deepEqual(freeDays({ rules: r, durationMinutes: 30, zone: UTC, now }, []).map(formatDate), ['2026-06-02']);
   assert.equal(slots(r, 30, now, MONDAY + 2), null);
@@ -69,7 +85,10 @@ test('capacity counts overlapping bookings', () => {
   assert.deepEqual(slots(r, 30, SUNDAY_NIGHT, MONDAY, [booking]), ['09:00', '09:30', '10:00', '10:30', '11:00', '11:30']);
   assert.deepEqual(slots(r, 30, SUNDAY_NIGHT, MONDAY, [booking, booking]), ['10:00', '10:30', '11:00', '11:30']);
   // a 90-minute candidate at 09:00 overlaps two bookings that do not overlap each other: it conflicts with two
-  const apart = [{ start: at('2026-06-01', '09:00'), end: at('2026-06-01', '09:30') }, { start: at('2026-06-01', '10:00'), end: at('2026-06-01', '10:30') }];
+  const apart = [
+    { start: at('2026-06-01', '09:00'), end: at('2026-06-01', '09:30') },
+    { start: at('2026-06-01', '10:00'), end: at('2026-06-01', '10:30') },
+  ];
   assert.deepEqual(slots(r, 90, SUNDAY_NIGHT, MONDAY, apart), ['09:30', '10:00', '10:30']);
 });
 
@@ -78,7 +97,11 @@ test('buffers: the example of decisions §4 (60 minutes, buffer_after 30, a book
   const booking = { start: at('2026-06-01', '10:00'), end: at('2026-06-01', '11:00') };
   const free = slots(r, 60, SUNDAY_NIGHT, MONDAY, [booking])!;
   assert.deepEqual(free, ['08:00', '08:30', '11:30', '12:00', '12:30', '13:00']);
-  assert.equal(findFreeSlot({ rules: r, durationMinutes: 60, zone: UTC, now: SUNDAY_NIGHT }, MONDAY, 9 * 60, [booking]), null, '09:00 would end at 10:00 and its buffer reach 10:30');
+  assert.equal(
+    findFreeSlot({ rules: r, durationMinutes: 60, zone: UTC, now: SUNDAY_NIGHT }, MONDAY, 9 * 60, [booking]),
+    null,
+    '09:00 would end at 10:00 and its buffer reach 10:30',
+  );
 });
 
 test('buffer_before reaches outside opening hours and before a booking', () => {

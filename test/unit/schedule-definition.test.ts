@@ -10,7 +10,12 @@ const withSchedule = (extra: Record<string, unknown>) => ({ schedules: [{ ...bas
 test('omitted settings take the defaults of decisions §4; form omitted gives the default form', () => {
   const [schedule] = parseImportFile({ schedules: [base] });
   assert.deepEqual(schedule!.settings, {
-    slotIntervalMinutes: 15, minNoticeMinutes: 0, horizonDays: 60, capacity: 1, bufferBeforeMinutes: 0, bufferAfterMinutes: 0,
+    slotIntervalMinutes: 15,
+    minNoticeMinutes: 0,
+    horizonDays: 60,
+    capacity: 1,
+    bufferBeforeMinutes: 0,
+    bufferAfterMinutes: 0,
   });
   assert.deepEqual(schedule!.form, DEFAULT_FORM);
   assert.deepEqual(schedule!.weeklyHours, { mon: [{ start: 540, end: 720 }] });
@@ -18,12 +23,24 @@ test('omitted settings take the defaults of decisions §4; form omitted gives th
 });
 
 test('24:00 ends an interval; intervals are sorted; a form field defaults to textbox with value ""', () => {
-  const [schedule] = parseImportFile(withSchedule({
-    weekly_hours: { sun: [['13:00', '24:00'], ['00:00', '01:00']] },
-    form: { notes: { label: 'Notes', input_type: 'text' } },
-  }));
-  assert.deepEqual(schedule!.weeklyHours.sun, [{ start: 0, end: 60 }, { start: 780, end: 1440 }]);
-  assert.deepEqual(schedule!.form, [{ name: 'notes', label: 'Notes', formType: 'textbox', inputType: 'text', required: false, options: [], value: '' }]);
+  const [schedule] = parseImportFile(
+    withSchedule({
+      weekly_hours: {
+        sun: [
+          ['13:00', '24:00'],
+          ['00:00', '01:00'],
+        ],
+      },
+      form: { notes: { label: 'Notes', input_type: 'text' } },
+    }),
+  );
+  assert.deepEqual(schedule!.weeklyHours.sun, [
+    { start: 0, end: 60 },
+    { start: 780, end: 1440 },
+  ]);
+  assert.deepEqual(schedule!.form, [
+    { name: 'notes', label: 'Notes', formType: 'textbox', inputType: 'text', required: false, options: [], value: '' },
+  ]);
 });
 
 test('every invalid file is rejected with a reason that names the place', () => {
@@ -33,9 +50,27 @@ test('every invalid file is rejected with a reason that names the place', () => 
     [withSchedule({ weekly_hours: { mon: [['09:00', '25:00']] } }), /weekly_hours\.mon\[0\].*end/],
     [withSchedule({ weekly_hours: { mon: [['09:60', '10:00']] } }), /start/],
     [withSchedule({ weekly_hours: { mon: [['10:00', '10:00']] } }), /not after/],
-    [withSchedule({ weekly_hours: { mon: [['09:00', '11:00'], ['10:00', '12:00']] } }), /overlap/],
+    [
+      withSchedule({
+        weekly_hours: {
+          mon: [
+            ['09:00', '11:00'],
+            ['10:00', '12:00'],
+          ],
+        },
+      }),
+      /overlap/,
+    ],
     [withSchedule({ exceptions: [{ date: '2026-02-30', hours: [] }] }), /exceptions\[0\]\.date/],
-    [withSchedule({ exceptions: [{ date: '2026-12-24', hours: [] }, { date: '2026-12-24', hours: [] }] }), /twice/],
+    [
+      withSchedule({
+        exceptions: [
+          { date: '2026-12-24', hours: [] },
+          { date: '2026-12-24', hours: [] },
+        ],
+      }),
+      /twice/,
+    ],
     [withSchedule({ reasons: [{ name: 'Zero', duration_minutes: 0 }] }), /duration_minutes/],
     [withSchedule({ reasons: [{ name: 'Neg', duration_minutes: -5 }] }), /duration_minutes/],
     [withSchedule({ capacity: 0 }), /capacity/],
@@ -47,6 +82,10 @@ test('every invalid file is rejected with a reason that names the place', () => 
     [withSchedule({ form: { '1x': { label: 'X' } } }), /field names/],
   ];
   for (const [document, reason] of cases) {
-    assert.throws(() => parseImportFile(document), (e: unknown) => e instanceof InvalidInput && reason.test(e.message), JSON.stringify(document));
+    assert.throws(
+      () => parseImportFile(document),
+      (e: unknown) => e instanceof InvalidInput && reason.test(e.message),
+      JSON.stringify(document),
+    );
   }
 });

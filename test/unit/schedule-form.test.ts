@@ -16,9 +16,17 @@ function invalid(run: () => unknown): InvalidInput {
 }
 
 test('interval text splits at the dash, with or without spaces, hyphen or en dash', () => {
-  const schedule = scheduleFromForm(form({ 'weekly_hours.mon': '13:00–17:00, 09:00 - 12:00', 'weekly_hours.tue': '08:00 -09:00; 10:00- 11:00' }));
-  assert.deepEqual(schedule.weeklyHours.mon, [{ start: 540, end: 720 }, { start: 780, end: 1020 }]);
-  assert.deepEqual(schedule.weeklyHours.tue, [{ start: 480, end: 540 }, { start: 600, end: 660 }]);
+  const schedule = scheduleFromForm(
+    form({ 'weekly_hours.mon': '13:00–17:00, 09:00 - 12:00', 'weekly_hours.tue': '08:00 -09:00; 10:00- 11:00' }),
+  );
+  assert.deepEqual(schedule.weeklyHours.mon, [
+    { start: 540, end: 720 },
+    { start: 780, end: 1020 },
+  ]);
+  assert.deepEqual(schedule.weeklyHours.tue, [
+    { start: 480, end: 540 },
+    { start: 600, end: 660 },
+  ]);
   assert.deepEqual(schedule.weeklyHours.wed, []);
 });
 
@@ -31,7 +39,17 @@ test('an error names the form field and gives the reason without a path', () => 
   assert.match(setting.reason, /^must be an integer from 1/);
   const exception = invalid(() => scheduleFromForm(form({ exceptions: '2026-02-30 closed' })));
   assert.equal(exception.path, 'exceptions');
-  const row = { row: 2, position: 1, name: 'x', label: '', formType: 'select', inputType: 'text', required: false, options: '', remove: false };
+  const row = {
+    row: 2,
+    position: 1,
+    name: 'x',
+    label: '',
+    formType: 'select',
+    inputType: 'text',
+    required: false,
+    options: '',
+    remove: false,
+  };
   const field = invalid(() => formFromRows([row]));
   assert.equal(field.path, 'f2_options');
   assert.equal(field.reason, 'a select needs a non-empty list of non-empty strings');

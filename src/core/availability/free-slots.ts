@@ -63,7 +63,11 @@ class Occupancy {
   private readonly ends: number[];
   private readonly longest: number;
 
-  constructor(bookings: readonly BookedTime[], private readonly before: number, private readonly after: number) {
+  constructor(
+    bookings: readonly BookedTime[],
+    private readonly before: number,
+    private readonly after: number,
+  ) {
     const sorted = [...bookings].sort((a, b) => a.start - b.start);
     this.starts = sorted.map((b) => b.start);
     this.ends = sorted.map((b) => b.end);
@@ -156,7 +160,11 @@ export function freeSlotsOn(ctx: AvailabilityContext, day: number, bookings: rea
  * the same rules and bookings): the next local midnight (the window moves), or the moment the earliest
  * of the free times falls inside the notice period. Time passing only ever removes free times of a day.
  */
-export function freeSlotsWithExpiry(ctx: AvailabilityContext, day: number, bookings: readonly BookedTime[]): { slots: FreeSlot[]; validUntil: number } | null {
+export function freeSlotsWithExpiry(
+  ctx: AvailabilityContext,
+  day: number,
+  bookings: readonly BookedTime[],
+): { slots: FreeSlot[]; validUntil: number } | null {
   const window = bookingWindow(ctx);
   if (day < window.firstDay || day > window.lastDay) return null;
   const slots = scanDay(ctx, window, occupancyFor(ctx, bookings), day, false);

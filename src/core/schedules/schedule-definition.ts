@@ -3,15 +3,16 @@
 import { InvalidInput } from '../errors.js';
 import { WEEKDAYS, formatClock, parseClock, parseDate, type Weekday } from '../time/calendar.js';
 import { MAX_BUFFER_MINUTES, MAX_DURATION_MINUTES } from '../availability/free-slots.js';
-import {
-  DEFAULT_FORM, FIELD_NAME_RE, FORM_TYPES, INPUT_TYPES, type FormField,
-} from '../forms/form-fields.js';
-import type {
-  DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, WeeklyHours,
-} from './schedule.js';
+import { DEFAULT_FORM, FIELD_NAME_RE, FORM_TYPES, INPUT_TYPES, type FormField } from '../forms/form-fields.js';
+import type { DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, WeeklyHours } from './schedule.js';
 
 export const DEFAULT_SETTINGS: ScheduleSettings = {
-  slotIntervalMinutes: 15, minNoticeMinutes: 0, horizonDays: 60, capacity: 1, bufferBeforeMinutes: 0, bufferAfterMinutes: 0,
+  slotIntervalMinutes: 15,
+  minNoticeMinutes: 0,
+  horizonDays: 60,
+  capacity: 1,
+  bufferBeforeMinutes: 0,
+  bufferAfterMinutes: 0,
 };
 
 /** name in the import file -> setting, with its allowed range */
@@ -66,7 +67,10 @@ export function parseIntervals(value: unknown, path: string): Interval[] {
   const sorted = [...intervals].sort((a, b) => a.start - b.start);
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i]!.start < sorted[i - 1]!.end) {
-      fail(path, `intervals ${formatClock(sorted[i - 1]!.start)}-${formatClock(sorted[i - 1]!.end)} and ${formatClock(sorted[i]!.start)}-${formatClock(sorted[i]!.end)} overlap`);
+      fail(
+        path,
+        `intervals ${formatClock(sorted[i - 1]!.start)}-${formatClock(sorted[i - 1]!.end)} and ${formatClock(sorted[i]!.start)}-${formatClock(sorted[i]!.end)} overlap`,
+      );
     }
   }
   return sorted;
@@ -90,7 +94,8 @@ export function parseExceptions(value: unknown, path: string): DateException[] {
   return value.map((item, i) => {
     const at = `${path}[${i}]`;
     if (!isObject(item)) fail(at, 'must be an object {"date", "hours"}');
-    if (typeof item.date !== 'string' || parseDate(item.date) === null) fail(`${at}.date`, `${describe(item.date)} is not a date YYYY-MM-DD`);
+    if (typeof item.date !== 'string' || parseDate(item.date) === null)
+      fail(`${at}.date`, `${describe(item.date)} is not a date YYYY-MM-DD`);
     if (seen.has(item.date)) fail(`${at}.date`, `${item.date} is listed twice`);
     seen.add(item.date);
     return { date: item.date, hours: parseIntervals(item.hours, `${at}.hours`) };
@@ -100,7 +105,8 @@ export function parseExceptions(value: unknown, path: string): DateException[] {
 export function parseReason(item: unknown, at: string): ReasonDefinition {
   if (!isObject(item)) fail(at, 'must be an object {"name", "description", "duration_minutes"}');
   const description = item.description ?? '';
-  if (typeof description !== 'string' || description.length > 2000) fail(child(at, 'description'), 'must be a string of at most 2000 characters');
+  if (typeof description !== 'string' || description.length > 2000)
+    fail(child(at, 'description'), 'must be a string of at most 2000 characters');
   return {
     name: parseName(item.name, child(at, 'name')),
     description,

@@ -23,8 +23,14 @@ export class TimeZone {
 
   private constructor(readonly name: string) {
     this.format = new Intl.DateTimeFormat('en-US', {
-      timeZone: name, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric',
-      hour: 'numeric', minute: 'numeric', second: 'numeric',
+      timeZone: name,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
     });
   }
 

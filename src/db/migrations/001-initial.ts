@@ -7,25 +7,29 @@ export function initial(dialect: DialectName) {
 
   return {
     async up(db: Kysely<any>) {
-      await db.schema.createTable('meta')
+      await db.schema
+        .createTable('meta')
         .addColumn('id', 'integer', (c) => c.primaryKey())
         .addColumn('config_version', 'integer', (c) => c.notNull())
         .execute();
       await db.insertInto('meta').values({ id: 1, config_version: 1 }).execute();
 
-      await db.schema.createTable('settings')
+      await db.schema
+        .createTable('settings')
         .addColumn('key', 'varchar(100)', (c) => c.primaryKey())
         .addColumn('value', 'text', (c) => c.notNull())
         .execute();
 
-      await db.schema.createTable('admins')
+      await db.schema
+        .createTable('admins')
         .addColumn('id', id, idColumn)
         .addColumn('email', 'varchar(254)', (c) => c.notNull().unique())
         .addColumn('password_hash', 'text', (c) => c.notNull())
         .addColumn('created_at', instant, (c) => c.notNull())
         .execute();
 
-      await db.schema.createTable('schedules')
+      await db.schema
+        .createTable('schedules')
         .addColumn('id', id, idColumn)
         .addColumn('name', 'varchar(200)', (c) => c.notNull())
         .addColumn('slot_interval_minutes', 'integer', (c) => c.notNull())
@@ -39,7 +43,8 @@ export function initial(dialect: DialectName) {
         .addColumn('created_at', instant, (c) => c.notNull())
         .execute();
 
-      await db.schema.createTable('reasons')
+      await db.schema
+        .createTable('reasons')
         .addColumn('id', id, idColumn)
         .addColumn('schedule_id', 'integer', (c) => c.notNull().references('schedules.id').onDelete('cascade'))
         .addColumn('name', 'varchar(200)', (c) => c.notNull())
@@ -48,7 +53,8 @@ export function initial(dialect: DialectName) {
         .execute();
       await db.schema.createIndex('reasons_schedule').on('reasons').column('schedule_id').execute();
 
-      await db.schema.createTable('form_fields')
+      await db.schema
+        .createTable('form_fields')
         .addColumn('id', id, idColumn)
         .addColumn('schedule_id', 'integer', (c) => c.notNull().references('schedules.id').onDelete('cascade'))
         .addColumn('position', 'integer', (c) => c.notNull())
@@ -62,7 +68,8 @@ export function initial(dialect: DialectName) {
         .addUniqueConstraint('form_fields_schedule_name', ['schedule_id', 'name'])
         .execute();
 
-      await db.schema.createTable('customers')
+      await db.schema
+        .createTable('customers')
         .addColumn('id', id, idColumn)
         .addColumn('email_key', 'varchar(254)', (c) => c.unique())
         .addColumn('email', 'varchar(254)')
@@ -73,7 +80,8 @@ export function initial(dialect: DialectName) {
         .addColumn('updated_at', instant, (c) => c.notNull())
         .execute();
 
-      await db.schema.createTable('bookings')
+      await db.schema
+        .createTable('bookings')
         .addColumn('id', id, idColumn)
         .addColumn('details_id', 'varchar(64)', (c) => c.notNull().unique())
         .addColumn('schedule_id', 'integer', (c) => c.notNull().references('schedules.id'))
@@ -91,7 +99,8 @@ export function initial(dialect: DialectName) {
       await db.schema.createIndex('bookings_schedule_start').on('bookings').columns(['schedule_id', 'start_at']).execute();
       await db.schema.createIndex('bookings_customer').on('bookings').column('customer_id').execute();
 
-      await db.schema.createTable('outbox')
+      await db.schema
+        .createTable('outbox')
         .addColumn('id', id, idColumn)
         .addColumn('booking_id', 'integer', (c) => c.references('bookings.id'))
         .addColumn('kind', 'varchar(40)', (c) => c.notNull())

@@ -5,7 +5,10 @@ import type { Kysely } from 'kysely';
 export function bookingsVersion() {
   return {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('schedules').addColumn('bookings_version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('schedules')
+        .addColumn('bookings_version', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
     },
   };
 }

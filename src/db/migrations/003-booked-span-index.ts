@@ -6,7 +6,11 @@ import type { Kysely } from 'kysely';
 export function bookedSpanIndex() {
   return {
     async up(db: Kysely<any>) {
-      await db.schema.createIndex('bookings_schedule_span').on('bookings').columns(['schedule_id', 'start_at', 'end_at', 'status']).execute();
+      await db.schema
+        .createIndex('bookings_schedule_span')
+        .on('bookings')
+        .columns(['schedule_id', 'start_at', 'end_at', 'status'])
+        .execute();
       await db.schema.dropIndex('bookings_schedule_start').execute();
     },
   };

@@ -9,7 +9,8 @@ export function signInFailures(dialect: DialectName) {
   const { id, instant, idColumn } = columnTypes(dialect);
   return {
     async up(db: Kysely<any>) {
-      await db.schema.createTable('sign_in_failures')
+      await db.schema
+        .createTable('sign_in_failures')
         .addColumn('id', id, idColumn)
         // 'email:' or 'ip:' and the SHA-256 of the lower-cased e-mail or the client address (never a password)
         .addColumn('key', 'varchar(64)', (c) => c.notNull())

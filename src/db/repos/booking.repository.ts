@@ -7,7 +7,8 @@ type Q = Kysely<Database>;
 
 /** Booked (not cancelled) appointments of a schedule starting in [from, to): one indexed range read. */
 export async function bookedTimes(db: Q, scheduleId: number, from: number, to: number): Promise<BookedTime[]> {
-  const rows = await db.selectFrom('bookings')
+  const rows = await db
+    .selectFrom('bookings')
     .select(['start_at', 'end_at'])
     .where('schedule_id', '=', scheduleId)
     .where('start_at', '>=', from)
@@ -30,7 +31,11 @@ export async function bookingsVersion(db: Q, scheduleId: number): Promise<number
 
 /** Within the transaction that books or cancels: every process's cached answers for the schedule go stale. */
 export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<void> {
-  await trx.updateTable('schedules').set((eb) => ({ bookings_version: eb('bookings_version', '+', 1) })).where('id', '=', scheduleId).execute();
+  await trx
+    .updateTable('schedules')
+    .set((eb) => ({ bookings_version: eb('bookings_version', '+', 1) }))
+    .where('id', '=', scheduleId)
+    .execute();
 }
 
 export interface NewBooking {
@@ -46,16 +51,32 @@ export interface NewBooking {
 }
 
 export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
-  const row = await trx.insertInto('bookings').values({
-    details_id: b.detailsId, schedule_id: b.scheduleId, reason_id: b.reasonId, customer_id: b.customerId,
-    start_at: b.start, end_at: b.end, status: 'booked', source: b.source, answers: JSON.stringify(b.answers), created_at: b.createdAt,
-  }).returning('id').executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('bookings')
+    .values({
+      details_id: b.detailsId,
+      schedule_id: b.scheduleId,
+      reason_id: b.reasonId,
+      customer_id: b.customerId,
+      start_at: b.start,
+      end_at: b.end,
+      status: 'booked',
+      source: b.source,
+      answers: JSON.stringify(b.answers),
+      created_at: b.createdAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
 export async function countFutureBookings(db: Q, scheduleId: number, now: number): Promise<number> {
-  const row = await db.selectFrom('bookings').select(sql<number>`count(*)`.as('n'))
-    .where('schedule_id', '=', scheduleId).where('status', '=', 'booked').where('end_at', '>', now)
+  const row = await db
+    .selectFrom('bookings')
+    .select(sql<number>`count(*)`.as('n'))
+    .where('schedule_id', '=', scheduleId)
+    .where('status', '=', 'booked')
+    .where('end_at', '>', now)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -83,14 +104,30 @@ export interface BookingDetails {
 }
 
 function bookingDetailsQuery(db: Q) {
-  return db.selectFrom('bookings')
+  return db
+    .selectFrom('bookings')
     .innerJoin('schedules', 'schedules.id', 'bookings.schedule_id')
     .innerJoin('reasons', 'reasons.id', 'bookings.reason_id')
     .innerJoin('customers', 'customers.id', 'bookings.customer_id')
     .select([
-      'bookings.id', 'bookings.details_id', 'bookings.schedule_id', 'schedules.name as schedule_name', 'reasons.name as reason_name',
-      'reasons.duration_minutes', 'bookings.customer_id', 'customers.first_name', 'customers.last_name', 'customers.email', 'customers.phone',
-      'bookings.start_at', 'bookings.end_at', 'bookings.status', 'bookings.source', 'bookings.created_at', 'bookings.cancelled_at', 'bookings.answers',
+      'bookings.id',
+      'bookings.details_id',
+      'bookings.schedule_id',
+      'schedules.name as schedule_name',
+      'reasons.name as reason_name',
+      'reasons.duration_minutes',
+      'bookings.customer_id',
+      'customers.first_name',
+      'customers.last_name',
+      'customers.email',
+      'customers.phone',
+      'bookings.start_at',
+      'bookings.end_at',
+      'bookings.status',
+      'bookings.source',
+      'bookings.created_at',
+      'bookings.cancelled_at',
+      'bookings.answers',
     ]);
 }
 
@@ -98,10 +135,23 @@ type BookingDetailsRow = Awaited<ReturnType<ReturnType<typeof bookingDetailsQuer
 
 function bookingDetailsOf(r: BookingDetailsRow): BookingDetails {
   return {
-    id: r.id, detailsId: r.details_id, scheduleId: r.schedule_id, scheduleName: r.schedule_name, reasonName: r.reason_name,
-    reasonDurationMinutes: r.duration_minutes, customerId: r.customer_id, customerFirstName: r.first_name, customerLastName: r.last_name,
-    customerEmail: r.email, customerPhone: r.phone, start: Number(r.start_at), end: Number(r.end_at), status: r.status, source: r.source,
-    createdAt: Number(r.created_at), cancelledAt: r.cancelled_at === null ? null : Number(r.cancelled_at),
+    id: r.id,
+    detailsId: r.details_id,
+    scheduleId: r.schedule_id,
+    scheduleName: r.schedule_name,
+    reasonName: r.reason_name,
+    reasonDurationMinutes: r.duration_minutes,
+    customerId: r.customer_id,
+    customerFirstName: r.first_name,
+    customerLastName: r.last_name,
+    customerEmail: r.email,
+    customerPhone: r.phone,
+    start: Number(r.start_at),
+    end: Number(r.end_at),
+    status: r.status,
+    source: r.source,
+    createdAt: Number(r.created_at),
+    cancelledAt: r.cancelled_at === null ? null : Number(r.cancelled_at),
     answers: JSON.parse(r.answers) as Record<string, Answer>,
   };
 }
@@ -128,13 +178,18 @@ export async function listBookingDetails(db: Q, filter: BookingFilter, now: numb
   if (filter.from != null) q = q.where('bookings.start_at', '>=', filter.from);
   if (filter.to != null) q = q.where('bookings.start_at', '<', filter.to);
   if (!filter.includeCancelled) q = q.where('bookings.status', '=', 'booked');
-  q = q.orderBy('bookings.start_at', when === 'past' ? 'desc' : 'asc').orderBy('bookings.id').limit(filter.limit ?? 500);
+  q = q
+    .orderBy('bookings.start_at', when === 'past' ? 'desc' : 'asc')
+    .orderBy('bookings.id')
+    .limit(filter.limit ?? 500);
   return (await q.execute()).map(bookingDetailsOf);
 }
 
 export async function findBookingDetails(db: Q, key: { id: number } | { detailsId: string }): Promise<BookingDetails | null> {
   const q = bookingDetailsQuery(db);
-  const row = await ('id' in key ? q.where('bookings.id', '=', key.id) : q.where('bookings.details_id', '=', key.detailsId)).executeTakeFirst();
+  const row = await (
+    'id' in key ? q.where('bookings.id', '=', key.id) : q.where('bookings.details_id', '=', key.detailsId)
+  ).executeTakeFirst();
   return row ? bookingDetailsOf(row) : null;
 }
 
@@ -144,11 +199,16 @@ export async function findBookingId(db: Q, detailsId: string): Promise<number | 
 }
 
 /** A booked (not cancelled) appointment with its customer's address, for cancelling it. */
-export async function findBookedForCancel(trx: Q, detailsId: string): Promise<{ id: number; scheduleId: number; customerEmail: string | null } | null> {
-  const row = await trx.selectFrom('bookings')
+export async function findBookedForCancel(
+  trx: Q,
+  detailsId: string,
+): Promise<{ id: number; scheduleId: number; customerEmail: string | null } | null> {
+  const row = await trx
+    .selectFrom('bookings')
     .innerJoin('customers', 'customers.id', 'bookings.customer_id')
     .select(['bookings.id', 'bookings.schedule_id', 'customers.email'])
-    .where('bookings.details_id', '=', detailsId).where('bookings.status', '=', 'booked')
+    .where('bookings.details_id', '=', detailsId)
+    .where('bookings.status', '=', 'booked')
     .executeTakeFirst();
   return row ? { id: row.id, scheduleId: row.schedule_id, customerEmail: row.email } : null;
 }

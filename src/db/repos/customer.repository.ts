@@ -16,8 +16,13 @@ export interface CustomerDetails {
  */
 export async function saveCustomer(trx: Q, details: CustomerDetails, now: number): Promise<number> {
   const values = {
-    email_key: details.email?.toLowerCase() ?? null, email: details.email, first_name: details.firstName,
-    last_name: details.lastName, phone: details.phone, created_at: now, updated_at: now,
+    email_key: details.email?.toLowerCase() ?? null,
+    email: details.email,
+    first_name: details.firstName,
+    last_name: details.lastName,
+    phone: details.phone,
+    created_at: now,
+    updated_at: now,
   };
   if (values.email_key === null) {
     return (await trx.insertInto('customers').values(values).returning('id').executeTakeFirstOrThrow()).id;
@@ -25,11 +30,20 @@ export async function saveCustomer(trx: Q, details: CustomerDetails, now: number
   // an empty value in this booking keeps what we knew
   const keep = (column: 'first_name' | 'last_name' | 'phone') =>
     sql<string>`case when excluded.${sql.ref(column)} <> '' then excluded.${sql.ref(column)} else customers.${sql.ref(column)} end`;
-  const row = await trx.insertInto('customers').values(values)
-    .onConflict((oc) => oc.column('email_key').doUpdateSet({
-      email: sql`excluded.email`, first_name: keep('first_name'), last_name: keep('last_name'), phone: keep('phone'), updated_at: now,
-    }))
-    .returning('id').executeTakeFirstOrThrow();
+  const row = await trx
+    .insertInto('customers')
+    .values(values)
+    .onConflict((oc) =>
+      oc.column('email_key').doUpdateSet({
+        email: sql`excluded.email`,
+        first_name: keep('first_name'),
+        last_name: keep('last_name'),
+        phone: keep('phone'),
+        updated_at: now,
+      }),
+    )
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -46,7 +60,8 @@ export interface CustomerRecord {
 
 /** Customers whose name, e-mail or phone contains `search` (any case), by last then first name. */
 export async function listCustomers(db: Q, search: string, limit: number): Promise<CustomerRecord[]> {
-  let q = db.selectFrom('customers')
+  let q = db
+    .selectFrom('customers')
     .leftJoin('bookings', 'bookings.customer_id', 'customers.id')
     .select(['customers.id', 'customers.first_name', 'customers.last_name', 'customers.email', 'customers.phone', 'customers.created_at'])
     .select(sql<number>`count(bookings.id)`.as('bookings'))
@@ -56,14 +71,25 @@ export async function listCustomers(db: Q, search: string, limit: number): Promi
     // lower() on both sides: PostgreSQL's LIKE is case-sensitive, SQLite's is not for ASCII only
     const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     const like = (column: string) => sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
-    q = q.where((eb) => eb.or([
-      like('customers.first_name'), like('customers.last_name'), like('customers.email'), like('customers.phone'),
-      eb(sql`lower(customers.first_name || ' ' || customers.last_name)`, 'like', pattern),
-    ]));
+    q = q.where((eb) =>
+      eb.or([
+        like('customers.first_name'),
+        like('customers.last_name'),
+        like('customers.email'),
+        like('customers.phone'),
+        eb(sql`lower(customers.first_name || ' ' || customers.last_name)`, 'like', pattern),
+      ]),
+    );
   }
   const rows = await q.orderBy('customers.last_name').orderBy('customers.first_name').orderBy('customers.id').limit(limit).execute();
   return rows.map((r) => ({
-    id: r.id, firstName: r.first_name, lastName: r.last_name, email: r.email, phone: r.phone, createdAt: Number(r.created_at), bookings: Number(r.bookings),
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    phone: r.phone,
+    createdAt: Number(r.created_at),
+    bookings: Number(r.bookings),
   }));
 }
 
@@ -71,5 +97,13 @@ export async function listCustomers(db: Q, search: string, limit: number): Promi
 export async function findCustomer(db: Q, id: number): Promise<CustomerRecord | null> {
   const row = await db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) return null;
-  return { id: row.id, firstName: row.first_name, lastName: row.last_name, email: row.email, phone: row.phone, createdAt: Number(row.created_at), bookings: 0 };
+  return {
+    id: row.id,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    email: row.email,
+    phone: row.phone,
+    createdAt: Number(row.created_at),
+    bookings: 0,
+  };
 }

@@ -11,7 +11,11 @@ export async function configVersion(db: Q): Promise<number> {
 
 /** Every cached reader (in this process and others) reloads on its next request. Call inside the writing transaction. */
 export async function bumpConfigVersion(trx: Q): Promise<void> {
-  await trx.updateTable('meta').set((eb) => ({ config_version: eb('config_version', '+', 1) })).where('id', '=', 1).execute();
+  await trx
+    .updateTable('meta')
+    .set((eb) => ({ config_version: eb('config_version', '+', 1) }))
+    .where('id', '=', 1)
+    .execute();
 }
 
 export async function loadSettings(db: Q): Promise<InstallationSettings> {
@@ -21,21 +25,28 @@ export async function loadSettings(db: Q): Promise<InstallationSettings> {
 
 export async function saveSetting(trx: Q, key: SettingKey, value: unknown): Promise<void> {
   const text = JSON.stringify(value);
-  await trx.insertInto('settings').values({ key, value: text })
+  await trx
+    .insertInto('settings')
+    .values({ key, value: text })
     .onConflict((oc) => oc.column('key').doUpdateSet({ value: text }))
     .execute();
 }
 
 /** The stored value of `key`; when there is none, `value` is stored first (the first writer of all instances wins). */
 export async function findOrCreateSetting(db: Q, key: string, value: unknown): Promise<unknown> {
-  await db.insertInto('settings').values({ key, value: JSON.stringify(value) })
-    .onConflict((oc) => oc.column('key').doNothing()).execute();
+  await db
+    .insertInto('settings')
+    .values({ key, value: JSON.stringify(value) })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
   const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
   return JSON.parse(row.value);
 }
 
 export async function upsertAdmin(trx: Q, email: string, passwordHash: string, now: number): Promise<number> {
-  const row = await trx.insertInto('admins').values({ email, password_hash: passwordHash, created_at: now })
+  const row = await trx
+    .insertInto('admins')
+    .values({ email, password_hash: passwordHash, created_at: now })
     .onConflict((oc) => oc.column('email').doUpdateSet({ password_hash: passwordHash }))
     .returning('id')
     .executeTakeFirstOrThrow();

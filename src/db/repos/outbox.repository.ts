@@ -19,15 +19,31 @@ export type OutboxRow = Selectable<OutboxTable>;
 const DUE_STATES: readonly MessageState[] = ['queued', 'retrying', 'sending'];
 
 /** Queues messages in the caller's transaction, so they exist exactly when the booking does. */
-export async function enqueueMessages(trx: Q, bookingId: number, messages: readonly { kind: MessageKind; recipient: string }[], now: number): Promise<void> {
+export async function enqueueMessages(
+  trx: Q,
+  bookingId: number,
+  messages: readonly { kind: MessageKind; recipient: string }[],
+  now: number,
+): Promise<void> {
   if (messages.length === 0) return;
   for (const m of messages) {
     // callers pass only checked addresses (mailRecipient); anything else is a bug, not a customer error
     if (mailRecipient(m.recipient) !== m.recipient) throw new Error(`refusing to queue mail to an invalid address (${m.kind})`);
   }
-  await trx.insertInto('outbox').values(messages.map((m) => ({
-    booking_id: bookingId, kind: m.kind, recipient: m.recipient, state: 'queued', attempts: 0, next_attempt_at: now, created_at: now,
-  }))).execute();
+  await trx
+    .insertInto('outbox')
+    .values(
+      messages.map((m) => ({
+        booking_id: bookingId,
+        kind: m.kind,
+        recipient: m.recipient,
+        state: 'queued',
+        attempts: 0,
+        next_attempt_at: now,
+        created_at: now,
+      })),
+    )
+    .execute();
 }
 
 const numeric = (row: OutboxRow): OutboxRow => ({
@@ -48,11 +64,17 @@ export type ClaimedMessage = OutboxRow & { claimed_until: number };
  */
 export async function claimDueMessages(db: Db, now: number, claimedUntil: number, limit: number): Promise<ClaimedMessage[]> {
   return db.write(async (trx) => {
-    let due = trx.selectFrom('outbox').select('id')
-      .where('state', 'in', DUE_STATES).where('next_attempt_at', '<=', now)
-      .orderBy('next_attempt_at').orderBy('id').limit(limit);
+    let due = trx
+      .selectFrom('outbox')
+      .select('id')
+      .where('state', 'in', DUE_STATES)
+      .where('next_attempt_at', '<=', now)
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit);
     if (db.dialect === 'postgres') due = due.forUpdate().skipLocked();
-    const rows = await trx.updateTable('outbox')
+    const rows = await trx
+      .updateTable('outbox')
       .set({ state: 'sending', claimed_until: claimedUntil, next_attempt_at: claimedUntil })
       .where('id', 'in', due)
       .returningAll()
@@ -66,9 +88,12 @@ export async function claimDueMessages(db: Db, now: number, claimedUntil: number
  * already expired and another worker took the row (which the send deadline is there to prevent).
  */
 export async function markSent(db: Q, id: number, claimedUntil: number, now: number): Promise<boolean> {
-  const result = await db.updateTable('outbox')
+  const result = await db
+    .updateTable('outbox')
     .set({ state: 'sent', sent_at: now, claimed_until: null, last_error: null, attempts: sql`attempts + 1` })
-    .where('id', '=', id).where('state', '=', 'sending').where('claimed_until', '=', claimedUntil)
+    .where('id', '=', id)
+    .where('state', '=', 'sending')
+    .where('claimed_until', '=', claimedUntil)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
@@ -79,15 +104,24 @@ export async function markSent(db: Q, id: number, claimedUntil: number, now: num
  * aborted try is not counted as an attempt. Guarded by the claim like markSent.
  */
 export async function releaseClaim(db: Q, id: number, claimedUntil: number, now: number): Promise<boolean> {
-  const result = await db.updateTable('outbox')
+  const result = await db
+    .updateTable('outbox')
     .set({ state: sql`case when attempts = 0 then 'queued' else 'retrying' end`, next_attempt_at: now, claimed_until: null })
-    .where('id', '=', id).where('state', '=', 'sending').where('claimed_until', '=', claimedUntil)
+    .where('id', '=', id)
+    .where('state', '=', 'sending')
+    .where('claimed_until', '=', claimedUntil)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function markAttemptFailed(db: Q, id: number, claimedUntil: number, failure: { error: string; retryAt: number | null }): Promise<boolean> {
-  const result = await db.updateTable('outbox')
+export async function markAttemptFailed(
+  db: Q,
+  id: number,
+  claimedUntil: number,
+  failure: { error: string; retryAt: number | null },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('outbox')
     .set({
       state: failure.retryAt === null ? 'failed' : 'retrying',
       next_attempt_at: failure.retryAt ?? claimedUntil,
@@ -95,7 +129,9 @@ export async function markAttemptFailed(db: Q, id: number, claimedUntil: number,
       last_error: failure.error.slice(0, 2000),
       attempts: sql`attempts + 1`,
     })
-    .where('id', '=', id).where('state', '=', 'sending').where('claimed_until', '=', claimedUntil)
+    .where('id', '=', id)
+    .where('state', '=', 'sending')
+    .where('claimed_until', '=', claimedUntil)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
@@ -135,9 +171,13 @@ export interface MessageListItem extends OutboxRow {
 }
 
 export async function listMessages(db: Q, filter: MessageFilter = {}): Promise<MessageListItem[]> {
-  let query = db.selectFrom('outbox').leftJoin('bookings', 'bookings.id', 'outbox.booking_id')
-    .selectAll('outbox').select('bookings.details_id')
-    .orderBy('outbox.id', 'desc').limit(Math.min(Math.max(filter.limit ?? 50, 1), 500));
+  let query = db
+    .selectFrom('outbox')
+    .leftJoin('bookings', 'bookings.id', 'outbox.booking_id')
+    .selectAll('outbox')
+    .select('bookings.details_id')
+    .orderBy('outbox.id', 'desc')
+    .limit(Math.min(Math.max(filter.limit ?? 50, 1), 500));
   if (filter.state) query = query.where('outbox.state', '=', filter.state);
   if (filter.bookingId !== undefined) query = query.where('outbox.booking_id', '=', filter.bookingId);
   if (filter.beforeId !== undefined) query = query.where('outbox.id', '<', filter.beforeId);
@@ -151,7 +191,11 @@ export async function findMessage(db: Q, id: number): Promise<OutboxRow | null> 
 }
 
 export async function countMessagesByState(db: Q): Promise<Record<MessageState, number>> {
-  const rows = await db.selectFrom('outbox').select(['state', sql<number>`count(*)`.as('n')]).groupBy('state').execute();
+  const rows = await db
+    .selectFrom('outbox')
+    .select(['state', sql<number>`count(*)`.as('n')])
+    .groupBy('state')
+    .execute();
   const counts = Object.fromEntries(MESSAGE_STATES.map((s) => [s, 0])) as Record<MessageState, number>;
   for (const r of rows) counts[r.state] = Number(r.n);
   return counts;
@@ -162,13 +206,13 @@ export async function countMessagesByState(db: Q): Promise<Record<MessageState, 
  * now (its claim has not expired). Returns false when the message is not in a state that can be retried.
  */
 export async function retryMessageNow(trx: Q, id: number, now: number): Promise<boolean> {
-  const result = await trx.updateTable('outbox')
+  const result = await trx
+    .updateTable('outbox')
     .set({ state: sql`case when attempts = 0 then 'queued' else 'retrying' end`, next_attempt_at: now, claimed_until: null })
     .where('id', '=', id)
-    .where((eb) => eb.or([
-      eb('state', 'in', ['queued', 'retrying', 'failed']),
-      eb.and([eb('state', '=', 'sending'), eb('claimed_until', '<=', now)]),
-    ]))
+    .where((eb) =>
+      eb.or([eb('state', 'in', ['queued', 'retrying', 'failed']), eb.and([eb('state', '=', 'sending'), eb('claimed_until', '<=', now)])]),
+    )
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

@@ -1,7 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type {
-  DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, StoredSchedule, WeeklyHours,
+  DateException,
+  Interval,
+  ReasonDefinition,
+  ScheduleDefinition,
+  ScheduleSettings,
+  StoredSchedule,
+  WeeklyHours,
 } from '../../core/schedules/schedule.js';
 import type { FormField } from '../../core/forms/form-fields.js';
 import { formatClock, parseClock } from '../../core/time/calendar.js';
@@ -31,10 +37,16 @@ function hoursColumns(weeklyHours: WeeklyHours, exceptions: readonly DateExcepti
   };
 }
 
-export async function insertSchedule(trx: Q, def: ScheduleDefinition, now: number): Promise<{ id: number; reasons: { id: number; name: string }[] }> {
-  const { id } = await trx.insertInto('schedules')
+export async function insertSchedule(
+  trx: Q,
+  def: ScheduleDefinition,
+  now: number,
+): Promise<{ id: number; reasons: { id: number; name: string }[] }> {
+  const { id } = await trx
+    .insertInto('schedules')
     .values({ name: def.name, ...settingsColumns(def.settings), ...hoursColumns(def.weeklyHours, def.exceptions), created_at: now })
-    .returning('id').executeTakeFirstOrThrow();
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const reasons = [];
   for (const reason of def.reasons) reasons.push({ id: await insertReason(trx, id, reason), name: reason.name });
   await replaceForm(trx, id, def.form);
@@ -42,10 +54,19 @@ export async function insertSchedule(trx: Q, def: ScheduleDefinition, now: numbe
 }
 
 export async function updateScheduleSettings(trx: Q, id: number, name: string, settings: ScheduleSettings): Promise<void> {
-  await trx.updateTable('schedules').set({ name, ...settingsColumns(settings) }).where('id', '=', id).execute();
+  await trx
+    .updateTable('schedules')
+    .set({ name, ...settingsColumns(settings) })
+    .where('id', '=', id)
+    .execute();
 }
 
-export async function updateScheduleHours(trx: Q, id: number, weeklyHours: WeeklyHours, exceptions: readonly DateException[]): Promise<void> {
+export async function updateScheduleHours(
+  trx: Q,
+  id: number,
+  weeklyHours: WeeklyHours,
+  exceptions: readonly DateException[],
+): Promise<void> {
   await trx.updateTable('schedules').set(hoursColumns(weeklyHours, exceptions)).where('id', '=', id).execute();
 }
 
@@ -54,7 +75,12 @@ export async function scheduleExists(db: Q, id: number): Promise<boolean> {
 }
 
 export async function reasonExists(db: Q, scheduleId: number, reasonId: number): Promise<boolean> {
-  const row = await db.selectFrom('reasons').select('id').where('id', '=', reasonId).where('schedule_id', '=', scheduleId).executeTakeFirst();
+  const row = await db
+    .selectFrom('reasons')
+    .select('id')
+    .where('id', '=', reasonId)
+    .where('schedule_id', '=', scheduleId)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -72,16 +98,23 @@ export async function deleteSchedule(trx: Q, id: number): Promise<void> {
 }
 
 export async function insertReason(trx: Q, scheduleId: number, reason: ReasonDefinition): Promise<number> {
-  const row = await trx.insertInto('reasons')
+  const row = await trx
+    .insertInto('reasons')
     .values({ schedule_id: scheduleId, name: reason.name, description: reason.description, duration_minutes: reason.durationMinutes })
-    .returning('id').executeTakeFirstOrThrow();
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
 /** Booked appointments of a reason that have not ended yet. */
 export async function countFutureBookingsOfReason(db: Q, reasonId: number, now: number): Promise<number> {
-  const rows = await db.selectFrom('bookings').select('id').where('reason_id', '=', reasonId)
-    .where('status', '=', 'booked').where('end_at', '>', now).execute();
+  const rows = await db
+    .selectFrom('bookings')
+    .select('id')
+    .where('reason_id', '=', reasonId)
+    .where('status', '=', 'booked')
+    .where('end_at', '>', now)
+    .execute();
   return rows.length;
 }
 
@@ -92,18 +125,32 @@ export async function deleteReason(trx: Q, id: number): Promise<void> {
 }
 
 export async function updateReason(trx: Q, id: number, reason: ReasonDefinition): Promise<void> {
-  await trx.updateTable('reasons')
+  await trx
+    .updateTable('reasons')
     .set({ name: reason.name, description: reason.description, duration_minutes: reason.durationMinutes })
-    .where('id', '=', id).execute();
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function replaceForm(trx: Q, scheduleId: number, form: readonly FormField[]): Promise<void> {
   await trx.deleteFrom('form_fields').where('schedule_id', '=', scheduleId).execute();
   if (form.length === 0) return;
-  await trx.insertInto('form_fields').values(form.map((f, position) => ({
-    schedule_id: scheduleId, position, name: f.name, label: f.label, form_type: f.formType, input_type: f.inputType,
-    required: f.required ? 1 : 0, options: JSON.stringify(f.options), default_value: f.value,
-  }))).execute();
+  await trx
+    .insertInto('form_fields')
+    .values(
+      form.map((f, position) => ({
+        schedule_id: scheduleId,
+        position,
+        name: f.name,
+        label: f.label,
+        form_type: f.formType,
+        input_type: f.inputType,
+        required: f.required ? 1 : 0,
+        options: JSON.stringify(f.options),
+        default_value: f.value,
+      })),
+    )
+    .execute();
 }
 
 /** Every schedule with its reasons and form, by ascending id: what the API's cache holds. */
@@ -117,18 +164,33 @@ export async function loadSchedules(db: Q): Promise<StoredSchedule[]> {
     id: s.id,
     name: s.name,
     settings: {
-      slotIntervalMinutes: s.slot_interval_minutes, minNoticeMinutes: s.min_notice_minutes, horizonDays: s.horizon_days,
-      capacity: s.capacity, bufferBeforeMinutes: s.buffer_before_minutes, bufferAfterMinutes: s.buffer_after_minutes,
+      slotIntervalMinutes: s.slot_interval_minutes,
+      minNoticeMinutes: s.min_notice_minutes,
+      horizonDays: s.horizon_days,
+      capacity: s.capacity,
+      bufferBeforeMinutes: s.buffer_before_minutes,
+      bufferAfterMinutes: s.buffer_after_minutes,
     },
-    weeklyHours: Object.fromEntries(Object.entries(JSON.parse(s.weekly_hours) as Record<string, [string, string][]>)
-      .map(([d, pairs]) => [d, intervalsFromJson(pairs)])),
-    exceptions: (JSON.parse(s.exceptions) as { date: string; hours: [string, string][] }[])
-      .map((e) => ({ date: e.date, hours: intervalsFromJson(e.hours) })),
-    reasons: reasons.filter((r) => r.schedule_id === s.id)
-      .map((r) => ({ id: r.id, name: r.name, description: r.description, durationMinutes: r.duration_minutes })),
-    form: fields.filter((f) => f.schedule_id === s.id).map((f) => ({
-      name: f.name, label: f.label, formType: f.form_type, inputType: f.input_type,
-      required: f.required === 1, options: JSON.parse(f.options) as string[], value: f.default_value,
+    weeklyHours: Object.fromEntries(
+      Object.entries(JSON.parse(s.weekly_hours) as Record<string, [string, string][]>).map(([d, pairs]) => [d, intervalsFromJson(pairs)]),
+    ),
+    exceptions: (JSON.parse(s.exceptions) as { date: string; hours: [string, string][] }[]).map((e) => ({
+      date: e.date,
+      hours: intervalsFromJson(e.hours),
     })),
+    reasons: reasons
+      .filter((r) => r.schedule_id === s.id)
+      .map((r) => ({ id: r.id, name: r.name, description: r.description, durationMinutes: r.duration_minutes })),
+    form: fields
+      .filter((f) => f.schedule_id === s.id)
+      .map((f) => ({
+        name: f.name,
+        label: f.label,
+        formType: f.form_type,
+        inputType: f.input_type,
+        required: f.required === 1,
+        options: JSON.parse(f.options) as string[],
+        value: f.default_value,
+      })),
   }));
 }

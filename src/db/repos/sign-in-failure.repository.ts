@@ -8,15 +8,23 @@ type Q = Kysely<Database>;
 /** Adds one row per key at `at`; returns their ids. */
 export async function recordSignInAttempt(db: Q, keys: readonly string[], at: number): Promise<number[]> {
   if (keys.length === 0) return [];
-  const rows = await db.insertInto('sign_in_failures').values(keys.map((key) => ({ key, failed_at: at }))).returning('id').execute();
+  const rows = await db
+    .insertInto('sign_in_failures')
+    .values(keys.map((key) => ({ key, failed_at: at })))
+    .returning('id')
+    .execute();
   return rows.map((r) => Number(r.id));
 }
 
 /** The newest `limit` instants of `key` after `since`, newest first, not counting the rows `except`. */
 export async function recentSignInFailures(db: Q, key: string, since: number, limit: number, except: readonly number[]): Promise<number[]> {
-  let query = db.selectFrom('sign_in_failures').select('failed_at')
-    .where('key', '=', key).where('failed_at', '>', since)
-    .orderBy('failed_at', 'desc').limit(limit);
+  let query = db
+    .selectFrom('sign_in_failures')
+    .select('failed_at')
+    .where('key', '=', key)
+    .where('failed_at', '>', since)
+    .orderBy('failed_at', 'desc')
+    .limit(limit);
   if (except.length) query = query.where('id', 'not in', except);
   return (await query.execute()).map((r) => Number(r.failed_at));
 }

@@ -30,10 +30,12 @@ function dayStart(snapshot: Snapshot, day: number): number {
 export function bookingTable(snapshot: Snapshot, rows: readonly BookingRow[], options: { showSchedule?: boolean } = {}): Markup {
   if (rows.length === 0) return html`<p class="muted">No bookings.</p>`;
   return html`<div class="table-wrap"><table class="bookings"><thead><tr><th>When</th>${options.showSchedule !== false ? html`<th>Schedule</th>` : ''}<th>Reason</th><th>Customer</th><th>Made through</th><th>Status</th></tr></thead><tbody>
-${rows.map((b) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a></td>
+${rows.map(
+  (b) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a></td>
 ${options.showSchedule !== false ? html`<td>${b.scheduleName}</td>` : ''}<td>${b.reasonName}</td>
 <td><a href="/admin/customers/${b.customerId}">${b.customerName || b.customerEmail || `Customer ${b.customerId}`}</a></td>
-<td>${SOURCE_LABEL[b.source] ?? b.source}</td><td>${b.status}</td></tr>`)}
+<td>${SOURCE_LABEL[b.source] ?? b.source}</td><td>${b.status}</td></tr>`,
+)}
 </tbody></table></div>`;
 }
 
@@ -62,21 +64,45 @@ function bookingListRoute(app: FastifyInstance, { db, clock }: AdminDeps): void 
     if (q.from && from === null) errors.from = 'Not a date (YYYY-MM-DD).';
     if (q.to && to === null) errors.to = 'Not a date (YYYY-MM-DD).';
     const includeCancelled = q.cancelled === 'on';
-    const rows = await listBookings(db, {
-      when, scheduleId, includeCancelled,
-      from: from === null ? null : dayStart(snapshot, from), to: to === null ? null : dayStart(snapshot, to + 1),
-    }, clock());
+    const rows = await listBookings(
+      db,
+      {
+        when,
+        scheduleId,
+        includeCancelled,
+        from: from === null ? null : dayStart(snapshot, from),
+        to: to === null ? null : dayStart(snapshot, to + 1),
+      },
+      clock(),
+    );
     const schedules = await listSchedules(db);
-    return sendPage(reply, page(ctx, 'Bookings', html`
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        'Bookings',
+        html`
 <form method="get" action="/admin/bookings" class="card row">
-${select('Show', 'when', when, [['upcoming', 'Upcoming'], ['past', 'Past']], {})}
+${select(
+  'Show',
+  'when',
+  when,
+  [
+    ['upcoming', 'Upcoming'],
+    ['past', 'Past'],
+  ],
+  {},
+)}
 ${select('Schedule', 'schedule', scheduleId === null ? '' : String(scheduleId), [['', 'All schedules'], ...schedules.map((s): [string, string] => [String(s.id), s.name])], {})}
 ${input('From', 'from', q.from ?? '', errors, { type: 'date' })}
 ${input('To', 'to', q.to ?? '', errors, { type: 'date' })}
 ${checkbox('Include cancelled', 'cancelled', includeCancelled)}
 <button>Show</button></form>
 <p>${schedules.map((s) => html`<a class="button secondary" href="/admin/schedules/${s.id}/book">Book by hand: ${s.name}</a> `)}</p>
-${bookingTable(snapshot, rows)}`), Object.keys(errors).length ? 400 : 200);
+${bookingTable(snapshot, rows)}`,
+      ),
+      Object.keys(errors).length ? 400 : 200,
+    );
   });
 }
 
@@ -89,7 +115,12 @@ function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): v
     const form = snapshot.schedules.get(booking.scheduleId)?.form ?? [];
     const labelOf = (name: string) => form.find((f) => f.name === name)?.label ?? name;
     const q = query(request);
-    return sendPage(reply, page(ctx, `Booking on ${localTime(snapshot, booking.start)}`, html`
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        `Booking on ${localTime(snapshot, booking.start)}`,
+        html`
 <section><dl>
 <dt>Status</dt><dd id="booking-status">${booking.status}${booking.cancelledAt ? ` (cancelled ${localTime(snapshot, booking.cancelledAt)})` : ''}</dd>
 <dt>Time</dt><dd>${localTime(snapshot, booking.start)} – ${localTime(snapshot, booking.end).slice(11)} (${snapshot.settings.timezone})</dd>
@@ -101,11 +132,22 @@ ${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.cust
 <dt>Reference</dt><dd><code>${booking.detailsId}</code></dd>
 </dl></section>
 <h2>Answers</h2>
-<section>${Object.keys(booking.answers).length === 0 ? html`<p class="muted">None.</p>` : html`<table><tbody>
-${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th><td>${answerValue(v)}</td></tr>`)}</tbody></table>`}</section>
-${booking.status === 'booked' ? html`<section><form method="post" action="/admin/bookings/${booking.detailsId}/cancel">${csrfField(ctx)}
+<section>${
+          Object.keys(booking.answers).length === 0
+            ? html`<p class="muted">None.</p>`
+            : html`<table><tbody>
+${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th><td>${answerValue(v)}</td></tr>`)}</tbody></table>`
+        }</section>
+${
+  booking.status === 'booked'
+    ? html`<section><form method="post" action="/admin/bookings/${booking.detailsId}/cancel">${csrfField(ctx)}
 <p class="muted">Cancelling frees the time at once; the customer is sent a cancellation e-mail.</p>
-<button class="delete">Cancel this booking</button></form></section>` : ''}`, { flash: q.saved === 'cancelled' ? 'Booking cancelled. The time is free again.' : q.saved === 'booked' ? 'Booked.' : undefined }));
+<button class="delete">Cancel this booking</button></form></section>`
+    : ''
+}`,
+        { flash: q.saved === 'cancelled' ? 'Booking cancelled. The time is free again.' : q.saved === 'booked' ? 'Booked.' : undefined },
+      ),
+    );
   });
 
   app.post('/bookings/:details/cancel', async (request, reply) => {
@@ -123,23 +165,34 @@ function weekCalendarRoute(app: FastifyInstance, { db, clock }: AdminDeps): void
     if (!schedule) throw new NotFound('Schedule not found');
     const asked = parseDate(query(request).week ?? '') ?? today(snapshot, clock());
     const monday = asked - ((['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].indexOf(weekdayOf(asked)) + 7) % 7);
-    const rows = await listBookings(db, { scheduleId: schedule.id, from: dayStart(snapshot, monday), to: dayStart(snapshot, monday + 7) }, clock());
+    const rows = await listBookings(
+      db,
+      { scheduleId: schedule.id, from: dayStart(snapshot, monday), to: dayStart(snapshot, monday + 7) },
+      clock(),
+    );
     const days = Array.from({ length: 7 }, (_, i) => monday + i);
     const hoursOf = (day: number) => openingIntervals(schedule.rules, day);
     const localDay = (instant: number) => (snapshot.zone ? snapshot.zone.localDayOf(instant) : Math.floor(instant / DAY_MS));
-    return sendPage(reply, page(ctx, `Week of ${formatDate(monday)}: ${schedule.name}`, html`
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        `Week of ${formatDate(monday)}: ${schedule.name}`,
+        html`
 <p><a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday - 7)}">← Previous week</a> ·
 <a href="/admin/schedules/${schedule.id}/calendar">This week</a> ·
 <a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday + 7)}">Next week →</a> ·
 <a href="/admin/schedules/${schedule.id}">Edit schedule</a> · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a></p>
 <div class="week">${days.map((day) => {
-      const hours = hoursOf(day);
-      const booked = rows.filter((b) => localDay(b.start) === day);
-      return html`<div class="day${hours.length ? '' : ' closed'}"><h3>${weekdayOf(day)} ${formatDate(day)}</h3>
+          const hours = hoursOf(day);
+          const booked = rows.filter((b) => localDay(b.start) === day);
+          return html`<div class="day${hours.length ? '' : ' closed'}"><h3>${weekdayOf(day)} ${formatDate(day)}</h3>
 <p class="muted">${hours.length ? hours.map((h) => `${formatClock(h.start)}-${formatClock(h.end)}`).join(', ') : 'closed'}${schedule.rules.exceptions.has(day) ? ' (exception)' : ''}</p>
 ${booked.map((b) => html`<a class="appt" href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start).slice(11)}–${localTime(snapshot, b.end).slice(11)} ${b.reasonName}<br>${b.customerName || b.customerEmail}</a>`)}
 </div>`;
-    })}</div>`));
+        })}</div>`,
+      ),
+    );
   });
 }
 
@@ -149,12 +202,21 @@ function answerInputs(fields: readonly FormField[], values: Record<string, strin
     const label = `${f.label}${f.required ? ' *' : ''}`;
     if (f.formType === 'checkbox') return checkbox(label, name, values[name] === 'on', errors);
     if (f.formType === 'textarea') return textarea(label, name, values[name] ?? f.value, errors);
-    if (f.formType === 'select') return select(label, name, values[name] ?? f.value, [['', '(choose)'], ...f.options.map((o): [string, string] => [o, o])], errors);
-    return input(label, name, values[name] ?? f.value, errors, { type: f.inputType === 'date' ? 'date' : f.inputType === 'number' ? 'text' : f.inputType });
+    if (f.formType === 'select')
+      return select(label, name, values[name] ?? f.value, [['', '(choose)'], ...f.options.map((o): [string, string] => [o, o])], errors);
+    return input(label, name, values[name] ?? f.value, errors, {
+      type: f.inputType === 'date' ? 'date' : f.inputType === 'number' ? 'text' : f.inputType,
+    });
   })}`;
 }
 
-async function bookPage({ db, clock, snapshots }: AdminDeps, request: FastifyRequest, scheduleId: number, values: Record<string, string>, errors: Errors): Promise<string> {
+async function bookPage(
+  { db, clock, snapshots }: AdminDeps,
+  request: FastifyRequest,
+  scheduleId: number,
+  values: Record<string, string>,
+  errors: Errors,
+): Promise<string> {
   const { page: ctx } = state(request);
   const snapshot = await snapshots.current();
   const schedule = snapshot.schedules.get(scheduleId);
@@ -173,10 +235,22 @@ async function bookPage({ db, clock, snapshots }: AdminDeps, request: FastifyReq
       slotNote = 'This day is outside the booking window (notice and horizon).';
     }
   }
-  return page(ctx, `Book by hand: ${schedule.name}`, html`
-${reasons.length === 0 ? html`<p class="alert">This schedule has no reasons yet. <a href="/admin/schedules/${schedule.id}#reasons">Add one</a>.</p>` : html`
+  return page(
+    ctx,
+    `Book by hand: ${schedule.name}`,
+    html`
+${
+  reasons.length === 0
+    ? html`<p class="alert">This schedule has no reasons yet. <a href="/admin/schedules/${schedule.id}#reasons">Add one</a>.</p>`
+    : html`
 <form method="get" action="/admin/schedules/${schedule.id}/book" class="card row">
-${select('Reason', 'reason', String(reasonId ?? ''), reasons.map((r): [string, string] => [String(r.id), `${r.name} (${r.durationMinutes} min)`]), {})}
+${select(
+  'Reason',
+  'reason',
+  String(reasonId ?? ''),
+  reasons.map((r): [string, string] => [String(r.id), `${r.name} (${r.durationMinutes} min)`]),
+  {},
+)}
 ${input('Day', 'day', day, {}, { type: 'date' })}
 <button class="secondary">Show free times</button></form>
 <form method="post" action="/admin/schedules/${schedule.id}/book" class="card">${csrfField(ctx)}
@@ -186,7 +260,9 @@ ${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label><inpu
 ${fieldError(errors, 'slot')}</fieldset>
 <h2>Customer</h2>
 ${answerInputs(publicFields(schedule.form), values, errors)}
-<button>Book</button></form>`}`);
+<button>Book</button></form>`
+}`,
+  );
 }
 
 /** The answers as the API would take them, from the form's `answer.NAME` fields. */
@@ -222,9 +298,18 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
     const reasonId = idParam(values.reason);
     if (!values.slot) return sendPage(reply, await bookPage(deps, request, id, values, { slot: 'Choose a free time.' }), 400);
     try {
-      const created = await createBooking(db, snapshot, {
-        scheduleId: id, reasonId: reasonId ?? 0, slot: values.slot, submission, source: 'admin',
-      }, clock());
+      const created = await createBooking(
+        db,
+        snapshot,
+        {
+          scheduleId: id,
+          reasonId: reasonId ?? 0,
+          slot: values.slot,
+          submission,
+          source: 'admin',
+        },
+        clock(),
+      );
       return reply.redirect(`/admin/bookings/${created.detailsId}?saved=booked`, 303);
     } catch (error) {
       if (error instanceof InvalidInput) {

@@ -12,7 +12,11 @@ const secureCookie = (request: FastifyRequest) => request.protocol === 'https';
 
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
   reply.setCookie(SESSION_COOKIE, value, {
-    path: '/admin', httpOnly: true, sameSite: 'lax', secure: secureCookie(request), maxAge: SESSION_DAYS * 86_400,
+    path: '/admin',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: secureCookie(request),
+    maxAge: SESSION_DAYS * 86_400,
   });
 }
 

@@ -11,14 +11,28 @@ const FALLBACK_CONTEXT: PageContext = { email: null, csrf: '', installationName:
 export function errorPages(app: FastifyInstance): void {
   app.setErrorHandler(async (error, request, reply) => {
     const ctx: PageContext = (() => {
-      try { return state(request).page; } catch { return FALLBACK_CONTEXT; }
+      try {
+        return state(request).page;
+      } catch {
+        return FALLBACK_CONTEXT;
+      }
     })();
-    if (error instanceof NotFound) return sendPage(reply, page(ctx, 'Not found', html`<p>${error.message}.</p><p><a href="/admin">Back to the start page</a></p>`), 404);
-    if (error instanceof Conflict) return sendPage(reply, page(ctx, 'Not possible', html`<p class="danger">${error.message}</p><p><a href="javascript:history.back()">Back</a></p>`), 409);
+    if (error instanceof NotFound)
+      return sendPage(reply, page(ctx, 'Not found', html`<p>${error.message}.</p><p><a href="/admin">Back to the start page</a></p>`), 404);
+    if (error instanceof Conflict)
+      return sendPage(
+        reply,
+        page(ctx, 'Not possible', html`<p class="danger">${error.message}</p><p><a href="javascript:history.back()">Back</a></p>`),
+        409,
+      );
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status < 500) return sendPage(reply, page(ctx, 'Bad request', html`<p>${(error as Error).message}</p>`), status);
     request.log.error({ err: error }, 'admin request failed');
-    return sendPage(reply, page(ctx, 'Something went wrong', html`<p>The request failed. Nothing secret is shown here; see the server log.</p>`), 500);
+    return sendPage(
+      reply,
+      page(ctx, 'Something went wrong', html`<p>The request failed. Nothing secret is shown here; see the server log.</p>`),
+      500,
+    );
   });
   app.setNotFoundHandler(async (_request, reply) => {
     return sendPage(reply, page(FALLBACK_CONTEXT, 'Not found', html`<p>There is no such page. <a href="/admin">Start page</a></p>`), 404);

@@ -6,7 +6,9 @@ import { escapeHtml } from '../../core/text.js';
 
 export class Markup {
   constructor(readonly text: string) {}
-  toString() { return this.text; }
+  toString() {
+    return this.text;
+  }
 }
 
 type Part = Markup | string | number | boolean | null | undefined | readonly Part[];
@@ -20,7 +22,9 @@ function render(part: Part): string {
 
 export function html(strings: TemplateStringsArray, ...values: Part[]): Markup {
   let out = strings[0]!;
-  values.forEach((value, i) => { out += render(value) + strings[i + 1]!; });
+  values.forEach((value, i) => {
+    out += render(value) + strings[i + 1]!;
+  });
   return new Markup(out);
 }
 

@@ -12,8 +12,11 @@ export interface PageContext {
 export type Errors = Readonly<Record<string, string>>;
 
 const NAV: [string, string][] = [
-  ['/admin/bookings', 'Bookings'], ['/admin/schedules', 'Schedules'], ['/admin/customers', 'Customers'],
-  ['/admin/mail', 'E-mail'], ['/admin/settings', 'Configuration'],
+  ['/admin/bookings', 'Bookings'],
+  ['/admin/schedules', 'Schedules'],
+  ['/admin/customers', 'Customers'],
+  ['/admin/mail', 'E-mail'],
+  ['/admin/settings', 'Configuration'],
 ];
 
 export function page(ctx: PageContext, title: string, body: Markup, options: { flash?: string | undefined } = {}): string {
@@ -24,9 +27,13 @@ export function page(ctx: PageContext, title: string, body: Markup, options: { f
 <script src="/admin/assets/admin.js" defer></script>
 </head><body>
 <header class="top"><a class="brand" href="/admin">${ctx.installationName}</a>
-${ctx.email ? html`<nav>${NAV.map(([href, label]) => html`<a href="${href}">${label}</a>`)}</nav>
+${
+  ctx.email
+    ? html`<nav>${NAV.map(([href, label]) => html`<a href="${href}">${label}</a>`)}</nav>
 <div class="who"><a href="/admin/password">${ctx.email}</a>
-<form method="post" action="/admin/signout" class="inline">${csrfField(ctx)}<button class="link">Sign out</button></form></div>` : ''}
+<form method="post" action="/admin/signout" class="inline">${csrfField(ctx)}<button class="link">Sign out</button></form></div>`
+    : ''
+}
 </header>
 <main><h1>${title}</h1>
 ${options.flash ? html`<p class="flash" role="status">${options.flash}</p>` : ''}
@@ -64,7 +71,13 @@ export function textarea(label: string, name: string, value: string, errors: Err
 ${o.hint ? html`<small>${o.hint}</small>` : ''}${fieldError(errors, name)}</div>`;
 }
 
-export function select(label: string, name: string, value: string, choices: readonly (string | [string, string])[], errors: Errors): Markup {
+export function select(
+  label: string,
+  name: string,
+  value: string,
+  choices: readonly (string | [string, string])[],
+  errors: Errors,
+): Markup {
   const err = describedBy(errors, name);
   return html`<div class="field${errors[name] ? ' invalid' : ''}"><label for="${name}">${label}</label>
 <select id="${name}" name="${name}"${err ? html` aria-invalid="true" aria-describedby="${err}"` : ''}>${choices.map((c) => {

@@ -38,13 +38,23 @@ export async function mailRoutes(app: FastifyInstance, { db, clock }: AdminDeps,
         : html`<p class="alert" id="smtp-status">No SMTP server is configured: mail is kept in the outbox below and sent once one is saved here (or SMTP_URL is set).</p>`;
     return html`<h2 id="smtp">Sending</h2><section>${status}
 <form method="post" action="/admin/mail/smtp">${csrfField(ctx)}
-${env.smtpUrl ? fixedField('SMTP server', 'smtp_url', maskSmtpUrl(env.smtpUrl), 'SMTP_URL')
+${
+  env.smtpUrl
+    ? fixedField('SMTP server', 'smtp_url', maskSmtpUrl(env.smtpUrl), 'SMTP_URL')
     : input('SMTP server', 'smtp_url', values.smtp_url ?? maskSmtpUrl(saved.smtpUrl), errors, {
-      placeholder: 'smtp://user:password@mail.example.com:587', autocomplete: 'off',
-      hint: 'smtp:// (STARTTLS when offered) or smtps:// (TLS from the start); percent-encode @ in the user or password as %40. The password is shown as ******** and kept when saved unchanged. Empty: send nothing.',
-    })}
-${env.mailFrom ? fixedField('Sender address', 'mail_from', env.mailFrom, 'MAIL_FROM')
-    : input('Sender address', 'mail_from', values.mail_from ?? saved.mailFrom, errors, { type: 'email', hint: 'Envelope and From of every message. Empty: the notification address.' })}
+        placeholder: 'smtp://user:password@mail.example.com:587',
+        autocomplete: 'off',
+        hint: 'smtp:// (STARTTLS when offered) or smtps:// (TLS from the start); percent-encode @ in the user or password as %40. The password is shown as ******** and kept when saved unchanged. Empty: send nothing.',
+      })
+}
+${
+  env.mailFrom
+    ? fixedField('Sender address', 'mail_from', env.mailFrom, 'MAIL_FROM')
+    : input('Sender address', 'mail_from', values.mail_from ?? saved.mailFrom, errors, {
+        type: 'email',
+        hint: 'Envelope and From of every message. Empty: the notification address.',
+      })
+}
 ${env.smtpUrl && env.mailFrom ? '' : html`<button>Save sending settings</button>`}
 </form></section>`;
   }
@@ -54,27 +64,48 @@ ${env.smtpUrl && env.mailFrom ? '' : html`<button>Save sending settings</button>
     const q = query(request);
     const chosen = (MESSAGE_STATES as readonly string[]).includes(q.state ?? '') ? (q.state as MessageState) : undefined;
     const [messages, counts] = await Promise.all([listMessages(db, { state: chosen, limit: 200 }), countMessages(db)]);
-    return page(ctx, 'E-mail', html`${smtpSection(request, values, errors)}
+    return page(
+      ctx,
+      'E-mail',
+      html`${smtpSection(request, values, errors)}
 <h2 id="outbox">Outbox</h2>
 <p>${MESSAGE_STATES.map((s) => html`<span class="muted">${s}: ${counts[s] ?? 0}</span> · `)}</p>
 <form method="get" action="/admin/mail" class="card row">
 ${select('State', 'state', chosen ?? '', [['', 'All'], ...MESSAGE_STATES.map((s): [string, string] => [s, s])], {})}<button>Show</button></form>
-${messages.length === 0 ? html`<p class="muted">No messages.</p>` : html`<div class="table-wrap"><table><thead><tr><th>Queued</th><th>Kind</th><th>To</th><th>State</th><th>Attempts</th><th>Last error</th></tr></thead><tbody>
+${
+  messages.length === 0
+    ? html`<p class="muted">No messages.</p>`
+    : html`<div class="table-wrap"><table><thead><tr><th>Queued</th><th>Kind</th><th>To</th><th>State</th><th>Attempts</th><th>Last error</th></tr></thead><tbody>
 ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(snapshot, m.createdAt)}</a></td><td>${m.kind}</td><td>${m.recipient}</td><td>${m.state}</td><td>${m.attempts}</td><td>${m.lastError ?? ''}</td></tr>`)}
-</tbody></table></div>`}`, { flash });
+</tbody></table></div>`
+}`,
+      { flash },
+    );
   }
 
   app.get('/mail', async (request, reply) => {
     const saved = query(request).saved;
-    return sendPage(reply, await mailPage(request, {}, {}, saved === 'retry' ? 'The message will be tried again at once.' : saved === 'smtp' ? 'Sending settings saved.' : undefined));
+    return sendPage(
+      reply,
+      await mailPage(
+        request,
+        {},
+        {},
+        saved === 'retry' ? 'The message will be tried again at once.' : saved === 'smtp' ? 'Sending settings saved.' : undefined,
+      ),
+    );
   });
 
   app.post('/mail/smtp', async (request, reply) => {
     const form = body(request);
     const env = environment();
     const typed = { smtp_url: text(form, 'smtp_url').trim(), mail_from: text(form, 'mail_from').trim() };
-    const invalid = await saveSendingSettings(db, { smtpUrl: typed.smtp_url, mailFrom: typed.mail_from },
-      { smtpUrl: env.smtpUrl !== '', mailFrom: env.mailFrom !== '' }, state(request).snapshot.settings.smtpUrl);
+    const invalid = await saveSendingSettings(
+      db,
+      { smtpUrl: typed.smtp_url, mailFrom: typed.mail_from },
+      { smtpUrl: env.smtpUrl !== '', mailFrom: env.mailFrom !== '' },
+      state(request).snapshot.settings.smtpUrl,
+    );
     const errors: Record<string, string> = {};
     if (invalid.smtpUrl) errors.smtp_url = `${invalid.smtpUrl.message.charAt(0).toUpperCase()}${invalid.smtpUrl.message.slice(1)}.`;
     if (invalid.mailFrom) errors.mail_from = 'Must be an e-mail address, such as appointments@example.com.';
@@ -93,7 +124,12 @@ ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(sna
     const preview = await previewMessage(db, id);
     const m = preview.message;
     const q = query(request);
-    return sendPage(reply, page(ctx, `Message: ${preview.subject}`, html`
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        `Message: ${preview.subject}`,
+        html`
 <section><dl><dt>To</dt><dd>${m.recipient}</dd><dt>State</dt><dd>${m.state} (${m.attempts} attempt${m.attempts === 1 ? '' : 's'})</dd>
 ${m.lastError ? html`<dt>Last error</dt><dd>${m.lastError}</dd>` : ''}
 <dt>Queued</dt><dd>${localTime(snapshot, m.createdAt)}</dd>${m.sentAt ? html`<dt>Sent</dt><dd>${localTime(snapshot, m.sentAt)}</dd>` : ''}
@@ -101,7 +137,10 @@ ${m.detailsId ? html`<dt>Booking</dt><dd><a href="/admin/bookings/${m.detailsId}
 ${m.state !== 'sent' && m.state !== 'sending' ? html`<form method="post" action="/admin/mail/${m.id}/retry">${csrfField(ctx)}<button>Retry now</button></form>` : ''}</section>
 <h2>Text</h2><section><pre class="mail-text">${preview.text}</pre></section>
 <h2>HTML</h2><section><iframe title="HTML version of the message" sandbox="" srcdoc="${preview.html}" width="100%" height="400"></iframe></section>
-<h2>Calendar attachment</h2><section><p>${preview.calendar.filename} (${preview.calendar.method})</p></section>`, { flash: q.saved === 'retry' ? 'The message will be tried again at once.' : undefined }));
+<h2>Calendar attachment</h2><section><p>${preview.calendar.filename} (${preview.calendar.method})</p></section>`,
+        { flash: q.saved === 'retry' ? 'The message will be tried again at once.' : undefined },
+      ),
+    );
   });
 
   app.post('/mail/:id/retry', async (request, reply) => {

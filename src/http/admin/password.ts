@@ -10,20 +10,34 @@ import { body, query, sendPage, state, type AdminDeps } from './context.js';
 import { setSessionCookie } from './cookies.js';
 
 function passwordPage(ctx: PageContext, errors: Errors, flash?: string): string {
-  return page(ctx, 'Change password', html`<section><form method="post" action="/admin/password">${csrfField(ctx)}
+  return page(
+    ctx,
+    'Change password',
+    html`<section><form method="post" action="/admin/password">${csrfField(ctx)}
 ${input('Current password', 'current_password', '', errors, { type: 'password', required: true, autocomplete: 'current-password' })}
 ${input('New password', 'new_password', '', errors, { type: 'password', required: true, autocomplete: 'new-password', hint: 'At least 8 characters. Other signed-in browsers are signed out.' })}
 ${input('New password again', 'repeat_password', '', errors, { type: 'password', required: true, autocomplete: 'new-password' })}
-<button>Change password</button></form></section>`, { flash });
+<button>Change password</button></form></section>`,
+    { flash },
+  );
 }
 
 export function passwordRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
-  app.get('/password', async (request, reply) => sendPage(reply, passwordPage(state(request).page, {}, query(request).saved ? 'Password changed.' : undefined)));
+  app.get('/password', async (request, reply) =>
+    sendPage(reply, passwordPage(state(request).page, {}, query(request).saved ? 'Password changed.' : undefined)),
+  );
 
   app.post('/password', async (request, reply) => {
     const input = body(request);
     try {
-      const cookieValue = await changePassword(db, state(request).session!, text(input, 'current_password'), text(input, 'new_password'), text(input, 'repeat_password'), clock());
+      const cookieValue = await changePassword(
+        db,
+        state(request).session!,
+        text(input, 'current_password'),
+        text(input, 'new_password'),
+        text(input, 'repeat_password'),
+        clock(),
+      );
       setSessionCookie(request, reply, cookieValue);
       return reply.redirect('/admin/password?saved=1', 303);
     } catch (error) {

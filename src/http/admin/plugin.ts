@@ -36,8 +36,12 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   guardSessions(app, deps);
   errorPages(app);
 
-  app.get('/assets/admin.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(ADMIN_CSS));
-  app.get('/assets/admin.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(ADMIN_JS));
+  app.get('/assets/admin.css', async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(ADMIN_CSS),
+  );
+  app.get('/assets/admin.js', async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(ADMIN_JS),
+  );
   setupRoutes(app, deps, throttle);
   signInRoutes(app, deps, throttle);
   passwordRoutes(app, deps);

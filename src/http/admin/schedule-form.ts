@@ -3,7 +3,14 @@
 // InvalidInput thrown here has the form field as its path, so a page shows the reason beside that field.
 import { InvalidInput } from '../../core/errors.js';
 import {
-  DEFAULT_SETTINGS, SETTING_FIELDS, parseExceptions, parseFormField, parseIntervals, parseName, parseReason, parseSettings,
+  DEFAULT_SETTINGS,
+  SETTING_FIELDS,
+  parseExceptions,
+  parseFormField,
+  parseIntervals,
+  parseName,
+  parseReason,
+  parseSettings,
 } from '../../core/schedules/schedule-definition.js';
 import type { DateException, Interval, ReasonDefinition, StoredSchedule } from '../../core/schedules/schedule.js';
 import type { FormField } from '../../core/forms/form-fields.js';
@@ -50,18 +57,26 @@ function intervalFromText(piece: string): unknown {
 
 /** "09:00-12:00, 13:00-17:00" -> [["09:00","12:00"],["13:00","17:00"]] */
 const intervalsFromText = (value: string): unknown[] =>
-  value.split(/[,;\n]/).map((p) => p.trim()).filter(Boolean).map(intervalFromText);
+  value
+    .split(/[,;\n]/)
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map(intervalFromText);
 
 export const intervalsToText = (intervals: readonly Interval[]) =>
   intervals.map((i) => `${formatClock(i.start)}-${formatClock(i.end)}`).join(', ');
 
 /** Exceptions, one per line: "2026-12-24 closed" or "2026-12-27 10:00-12:00, 14:00-16:00". */
 function exceptionsFromText(value: string): unknown[] {
-  return value.split('\n').map((l) => l.trim()).filter(Boolean).map((line) => {
-    const [date = '', ...rest] = line.split(/\s+/);
-    const hours = rest.join(' ');
-    return { date, hours: /^closed$/i.test(hours) || hours === '' ? [] : intervalsFromText(hours) };
-  });
+  return value
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const [date = '', ...rest] = line.split(/\s+/);
+      const hours = rest.join(' ');
+      return { date, hours: /^closed$/i.test(hours) || hours === '' ? [] : intervalsFromText(hours) };
+    });
 }
 
 export const exceptionsToText = (exceptions: readonly DateException[]) =>
@@ -74,10 +89,12 @@ export function scheduleFromForm(input: FormInput): ScheduleEdit {
   return {
     name: parseName(text(input, 'name'), 'name'),
     settings: parseSettings(item, ''),
-    weeklyHours: Object.fromEntries(WEEKDAYS.map((d) => {
-      const field = `weekly_hours.${d}`;
-      return [d, forField(field, () => parseIntervals(intervalsFromText(text(input, field)), field))];
-    })),
+    weeklyHours: Object.fromEntries(
+      WEEKDAYS.map((d) => {
+        const field = `weekly_hours.${d}`;
+        return [d, forField(field, () => parseIntervals(intervalsFromText(text(input, field)), field))];
+      }),
+    ),
     exceptions: forField('exceptions', () => parseExceptions(exceptionsFromText(text(input, 'exceptions')), 'exceptions')),
   };
 }
@@ -99,7 +116,9 @@ export interface ReasonValues {
 
 /** A reason's inputs; each reason's inputs carry a prefix, so that element ids stay unique on the page. */
 export const reasonValues = (input: FormInput, prefix: string): ReasonValues => ({
-  name: text(input, prefix + 'name'), description: text(input, prefix + 'description'), duration_minutes: text(input, prefix + 'duration_minutes'),
+  name: text(input, prefix + 'name'),
+  description: text(input, prefix + 'description'),
+  duration_minutes: text(input, prefix + 'duration_minutes'),
 });
 
 export function reasonFromForm(values: ReasonValues): ReasonDefinition {
@@ -126,8 +145,15 @@ export function formRowsFromInput(input: FormInput): FormRowInput[] {
   for (let i = 0; i < count; i++) {
     const get = (k: string) => text(input, `f${i}_${k}`);
     rows.push({
-      row: i, position: Number(get('position')) || i + 1, name: get('name').trim(), label: get('label'), formType: get('form_type'),
-      inputType: get('input_type'), required: get('required') === 'on', options: get('options'), remove: get('remove') === 'on',
+      row: i,
+      position: Number(get('position')) || i + 1,
+      name: get('name').trim(),
+      label: get('label'),
+      formType: get('form_type'),
+      inputType: get('input_type'),
+      required: get('required') === 'on',
+      options: get('options'),
+      remove: get('remove') === 'on',
     });
   }
   return rows;
@@ -135,15 +161,24 @@ export function formRowsFromInput(input: FormInput): FormRowInput[] {
 
 /** Checks the rows with the import file's rules; an InvalidInput's path is "f<row>_<what>". */
 export function formFromRows(rows: readonly FormRowInput[]): FormField[] {
-  const kept = rows.filter((r) => !r.remove && r.name !== '')
-    .map((r, i) => ({ r, i })).sort((a, b) => a.r.position - b.r.position || a.i - b.i).map(({ r }) => r);
+  const kept = rows
+    .filter((r) => !r.remove && r.name !== '')
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => a.r.position - b.r.position || a.i - b.i)
+    .map(({ r }) => r);
   const seen = new Set<string>();
   return kept.map((r) => {
     if (seen.has(r.name)) throw new InvalidInput(`the field name ${r.name} is used twice`, `f${r.row}_name`);
     seen.add(r.name);
-    const options = r.options.split('\n').map((o) => o.trim()).filter(Boolean);
+    const options = r.options
+      .split('\n')
+      .map((o) => o.trim())
+      .filter(Boolean);
     const spec = {
-      label: r.label.trim() === '' ? r.name : r.label, form_type: r.formType, input_type: r.inputType, required: r.required,
+      label: r.label.trim() === '' ? r.name : r.label,
+      form_type: r.formType,
+      input_type: r.inputType,
+      required: r.required,
       ...(r.formType === 'select' ? { options } : {}),
     };
     try {
@@ -157,7 +192,15 @@ export function formFromRows(rows: readonly FormRowInput[]): FormField[] {
 }
 
 /** A stored form as the editor's rows. */
-export const formRowsOf = (s: StoredSchedule): FormRowInput[] => s.form.map((f, i) => ({
-  row: i, position: i + 1, name: f.name, label: f.label, formType: f.formType, inputType: f.inputType, required: f.required,
-  options: f.options.join('\n'), remove: false,
-}));
+export const formRowsOf = (s: StoredSchedule): FormRowInput[] =>
+  s.form.map((f, i) => ({
+    row: i,
+    position: i + 1,
+    name: f.name,
+    label: f.label,
+    formType: f.formType,
+    inputType: f.inputType,
+    required: f.required,
+    options: f.options.join('\n'),
+    remove: false,
+  }));

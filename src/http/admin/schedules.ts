@@ -2,7 +2,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput, NotFound } from '../../core/errors.js';
 import {
-  addReason, createSchedule, editReason, getSchedule, listSchedules, removeReason, removeSchedule, saveForm, updateSchedule,
+  addReason,
+  createSchedule,
+  editReason,
+  getSchedule,
+  listSchedules,
+  removeReason,
+  removeSchedule,
+  saveForm,
+  updateSchedule,
 } from '../../app/admin-schedules.js';
 import type { Db } from '../../db/connect.js';
 import type { StoredReason, StoredSchedule } from '../../core/schedules/schedule.js';
@@ -14,8 +22,15 @@ import { csrfField, fieldError, input, page, textarea, type Errors, type PageCon
 import { body, idParam, query, sendPage, state, type AdminDeps } from './context.js';
 import { text, type FormInput } from './form-input.js';
 import {
-  formFromRows, formRowsFromInput, formRowsOf, reasonFromForm, reasonValues, scheduleFromForm, scheduleValues,
-  type FormRowInput, type ReasonValues,
+  formFromRows,
+  formRowsFromInput,
+  formRowsOf,
+  reasonFromForm,
+  reasonValues,
+  scheduleFromForm,
+  scheduleValues,
+  type FormRowInput,
+  type ReasonValues,
 } from './schedule-form.js';
 
 const SETTING_LABELS: Record<string, [string, string]> = {
@@ -27,10 +42,22 @@ const SETTING_LABELS: Record<string, [string, string]> = {
   buffer_after_minutes: ['Buffer after (minutes)', 'Kept free after each booking.'],
 };
 const NEW_REASON = 'new_reason_';
-const DAY_NAMES: Record<string, string> = { mon: 'Monday', tue: 'Tuesday', wed: 'Wednesday', thu: 'Thursday', fri: 'Friday', sat: 'Saturday', sun: 'Sunday' };
+const DAY_NAMES: Record<string, string> = {
+  mon: 'Monday',
+  tue: 'Tuesday',
+  wed: 'Wednesday',
+  thu: 'Thursday',
+  fri: 'Friday',
+  sat: 'Saturday',
+  sun: 'Sunday',
+};
 const FLASHES: Record<string, string> = {
-  created: 'Schedule created. Add reasons below.', saved: 'Schedule saved.', reason: 'Reason saved.', reason_deleted: 'Reason deleted.',
-  form: 'Booking form saved.', deleted: 'Schedule deleted.',
+  created: 'Schedule created. Add reasons below.',
+  saved: 'Schedule saved.',
+  reason: 'Reason saved.',
+  reason_deleted: 'Reason deleted.',
+  form: 'Booking form saved.',
+  deleted: 'Schedule deleted.',
 };
 
 const valuesFromInput = (input: FormInput) => Object.fromEntries(Object.keys(scheduleValues(null)).map((k) => [k, text(input, k)]));
@@ -64,16 +91,30 @@ ${input('Description', p + 'description', v.description ?? '', e)}
 }
 
 function formEditor(ctx: PageContext, schedule: StoredSchedule, rows: readonly FormRowInput[], errors: Errors): Markup {
-  const all = [...rows, { row: rows.length, position: rows.length + 1, name: '', label: '', formType: 'textbox', inputType: 'text', required: false, options: '', remove: false }];
+  const all = [
+    ...rows,
+    {
+      row: rows.length,
+      position: rows.length + 1,
+      name: '',
+      label: '',
+      formType: 'textbox',
+      inputType: 'text',
+      required: false,
+      options: '',
+      remove: false,
+    },
+  ];
   return html`<form method="post" action="/admin/schedules/${schedule.id}/form">${csrfField(ctx)}
 <input type="hidden" name="rows" value="${all.length}">
 <p class="muted">Fields appear in the order of their position. Fill the last row to add a field; tick "Remove" to drop one. A field named <code>password</code> is never shown through the API.</p>
 <div class="table-wrap"><table><thead><tr><th>Position</th><th>Name</th><th>Label</th><th>Form type</th><th>Input type</th><th>Required</th><th>Options (select, one per line)</th><th>Remove</th></tr></thead><tbody>
 ${all.map((r) => {
-    const f = (k: string) => `f${r.row}_${k}`;
-    const cell = (k: string, control: Markup) => html`<td${errors[f(k)] ? html` class="invalid"` : ''}>${control}${fieldError(errors, f(k))}</td>`;
-    const isNew = r.row === rows.length;
-    return html`<tr>
+  const f = (k: string) => `f${r.row}_${k}`;
+  const cell = (k: string, control: Markup) =>
+    html`<td${errors[f(k)] ? html` class="invalid"` : ''}>${control}${fieldError(errors, f(k))}</td>`;
+  const isNew = r.row === rows.length;
+  return html`<tr>
 ${cell('position', html`<input id="${f('position')}" name="${f('position')}" type="number" value="${r.position}" aria-label="Position" class="narrow">`)}
 ${cell('name', html`<input id="${f('name')}" name="${f('name')}" value="${r.name}" aria-label="${isNew ? 'New field name' : 'Field name'}"${isNew ? html` placeholder="new_field"` : ''}>`)}
 ${cell('label', html`<input id="${f('label')}" name="${f('label')}" value="${r.label}" aria-label="Label">`)}
@@ -83,7 +124,7 @@ ${cell('required', html`<input type="checkbox" id="${f('required')}" name="${f('
 ${cell('options', html`<textarea id="${f('options')}" name="${f('options')}" rows="2" aria-label="Options">${r.options}</textarea>`)}
 ${cell('remove', isNew ? html`` : html`<input type="checkbox" id="${f('remove')}" name="${f('remove')}" aria-label="Remove"${r.remove ? html` checked` : ''}>`)}
 </tr>`;
-  })}
+})}
 </tbody></table></div><p><button>Save booking form</button></p></form>`;
 }
 
@@ -120,7 +161,10 @@ function editPage(request: FastifyRequest, schedule: StoredSchedule, parts: Edit
   // the new reason's inputs carry a prefix too: "name" is already the schedule's name on this page
   const newValues: ReasonValues = re?.id === 'new' ? re.values : { name: '', description: '', duration_minutes: '30' };
   const newErrors: Errors = re?.id === 'new' ? Object.fromEntries(Object.entries(re.errors).map(([k, m]) => [NEW_REASON + k, m])) : {};
-  return page(ctx, `Schedule: ${schedule.name}`, html`
+  return page(
+    ctx,
+    `Schedule: ${schedule.name}`,
+    html`
 <p><a href="/admin/schedules">All schedules</a> · <a href="/admin/schedules/${schedule.id}/calendar">Week calendar</a> ·
 <a href="/admin/bookings?schedule=${schedule.id}">Bookings</a> · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a></p>
 <section>${scheduleForm(ctx, `/admin/schedules/${schedule.id}`, parts.values ?? scheduleValues(schedule), parts.errors ?? {}, 'Save schedule')}</section>
@@ -137,7 +181,9 @@ ${input('Description', NEW_REASON + 'description', newValues.description, newErr
 <h2>Delete</h2>
 <section><form method="post" action="/admin/schedules/${schedule.id}/delete">${csrfField(ctx)}
 <p class="muted">Deleting removes the schedule, its reasons, form and past bookings. It is refused while upcoming bookings exist.</p>
-<button class="delete">Delete this schedule</button></form></section>`, { flash: parts.flash });
+<button class="delete">Delete this schedule</button></form></section>`,
+    { flash: parts.flash },
+  );
 }
 
 /** The list of schedules and the creation of a new one. */
@@ -146,16 +192,39 @@ function scheduleListRoutes(app: FastifyInstance, { db, clock }: AdminDeps): voi
     const ctx = state(request).page;
     const schedules = await listSchedules(db);
     const saved = query(request).saved;
-    return sendPage(reply, page(ctx, 'Schedules', html`<p><a class="button" href="/admin/schedules/new">New schedule</a></p>
-${schedules.length === 0 ? html`<p>No schedules yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th>Id</th><th>Name</th><th>Reasons</th><th>Grid</th><th>Capacity</th><th></th></tr></thead><tbody>
-${schedules.map((s) => html`<tr><td>${s.id}</td><td><a href="/admin/schedules/${s.id}">${s.name}</a></td><td>${s.reasons.map((r) => `${r.name} (${r.durationMinutes} min)`).join(', ')}</td>
-<td>${s.settings.slotIntervalMinutes} min</td><td>${s.settings.capacity}</td><td><a href="/admin/schedules/${s.id}/calendar">Calendar</a></td></tr>`)}
-</tbody></table></div>`}`, { flash: saved ? FLASHES[saved] : undefined }));
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        'Schedules',
+        html`<p><a class="button" href="/admin/schedules/new">New schedule</a></p>
+${
+  schedules.length === 0
+    ? html`<p>No schedules yet.</p>`
+    : html`<div class="table-wrap"><table><thead><tr><th>Id</th><th>Name</th><th>Reasons</th><th>Grid</th><th>Capacity</th><th></th></tr></thead><tbody>
+${schedules.map(
+  (
+    s,
+  ) => html`<tr><td>${s.id}</td><td><a href="/admin/schedules/${s.id}">${s.name}</a></td><td>${s.reasons.map((r) => `${r.name} (${r.durationMinutes} min)`).join(', ')}</td>
+<td>${s.settings.slotIntervalMinutes} min</td><td>${s.settings.capacity}</td><td><a href="/admin/schedules/${s.id}/calendar">Calendar</a></td></tr>`,
+)}
+</tbody></table></div>`
+}`,
+        { flash: saved ? FLASHES[saved] : undefined },
+      ),
+    );
   });
 
   app.get('/schedules/new', async (request, reply) => {
     const ctx = state(request).page;
-    return sendPage(reply, page(ctx, 'New schedule', html`<section>${scheduleForm(ctx, '/admin/schedules', scheduleValues(null), {}, 'Create schedule')}</section>`));
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        'New schedule',
+        html`<section>${scheduleForm(ctx, '/admin/schedules', scheduleValues(null), {}, 'Create schedule')}</section>`,
+      ),
+    );
   });
 
   app.post('/schedules', async (request, reply) => {
@@ -166,7 +235,15 @@ ${schedules.map((s) => html`<tr><td>${s.id}</td><td><a href="/admin/schedules/${
     } catch (error) {
       const errors = errorsOf(error, 'name');
       const ctx = state(request).page;
-      return sendPage(reply, page(ctx, 'New schedule', html`<section>${scheduleForm(ctx, '/admin/schedules', valuesFromInput(input), errors, 'Create schedule')}</section>`), 400);
+      return sendPage(
+        reply,
+        page(
+          ctx,
+          'New schedule',
+          html`<section>${scheduleForm(ctx, '/admin/schedules', valuesFromInput(input), errors, 'Create schedule')}</section>`,
+        ),
+        400,
+      );
     }
   });
 }

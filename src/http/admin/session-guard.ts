@@ -35,7 +35,15 @@ export function guardSessions(app: FastifyInstance, { db, clock, snapshots }: Ad
       const sent = text(body(request), '_csrf');
       const valid = session ? checkCsrf(await getSecret(), session, sent) : sent !== '' && sent === request.cookies[PRE_COOKIE];
       if (!valid) {
-        return sendPage(reply, page(state(request).page, 'Form expired', html`<p class="danger">This form was not accepted: it is too old or did not come from this site. Go back, reload the page and send it again.</p>`), 403);
+        return sendPage(
+          reply,
+          page(
+            state(request).page,
+            'Form expired',
+            html`<p class="danger">This form was not accepted: it is too old or did not come from this site. Go back, reload the page and send it again.</p>`,
+          ),
+          403,
+        );
       }
     }
   });

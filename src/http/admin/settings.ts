@@ -12,7 +12,9 @@ import { body, query, sendPage, state, type AdminDeps } from './context.js';
 import type { InstallationSettings } from '../../core/settings.js';
 
 const FLASHES: Record<string, string> = {
-  general: 'General settings saved.', api_on: 'The API is on.', api_off: 'The API is off: every /api call now answers 503.',
+  general: 'General settings saved.',
+  api_on: 'The API is on.',
+  api_off: 'The API is off: every /api call now answers 503.',
   rate: 'Rate limit saved.',
 };
 
@@ -25,11 +27,19 @@ export function apiBaseUrl(request: FastifyRequest): string {
 export async function settingsRoutes(app: FastifyInstance, { db }: AdminDeps): Promise<void> {
   const zones = Intl.supportedValuesOf('timeZone');
 
-  function settingsPage(request: FastifyRequest, values: Record<string, string>, errors: Errors, extra: { token?: string; flash?: string } = {}): string {
+  function settingsPage(
+    request: FastifyRequest,
+    values: Record<string, string>,
+    errors: Errors,
+    extra: { token?: string; flash?: string } = {},
+  ): string {
     const { page: ctx, snapshot } = state(request);
     const s: InstallationSettings = snapshot.settings;
     const base = apiBaseUrl(request);
-    return page(ctx, 'Configuration', html`
+    return page(
+      ctx,
+      'Configuration',
+      html`
 <h2 id="general">General settings</h2>
 <section><form method="post" action="/admin/settings/general">${csrfField(ctx)}
 <div class="grid">
@@ -48,11 +58,14 @@ ${s.apiEnabled ? '' : ' While it is off, every call under /api answers 503 "API 
 </form>
 
 <h3>Access token</h3>
-${extra.token ? html`<div class="alert" role="alert"><p><strong>Your new token. Copy it now: it is shown only this once and cannot be read back.</strong>
+${
+  extra.token
+    ? html`<div class="alert" role="alert"><p><strong>Your new token. Copy it now: it is shown only this once and cannot be read back.</strong>
 The previous token stopped working immediately.</p>
 <code class="token" id="new-token">${extra.token}</code>
 <p><button type="button" class="secondary" data-copy="new-token" hidden>Copy token</button></p></div>`
-    : html`<p>${s.tokenHash ? 'A token exists. It is stored only as a hash and cannot be shown again.' : 'No token has been generated yet.'}</p>`}
+    : html`<p>${s.tokenHash ? 'A token exists. It is stored only as a hash and cannot be shown again.' : 'No token has been generated yet.'}</p>`
+}
 <form method="post" action="/admin/settings/token">${csrfField(ctx)}
 <p class="muted">Generating a new token makes the current one stop working immediately, everywhere.</p>
 <button class="secondary">Generate a new token</button></form>
@@ -65,7 +78,9 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
 <h3>Address</h3>
 <p>Base URL of the API: <code id="api-base-url">${base}</code></p>
 <p>Description for client tools: <a href="/api/openapi.json">${base}/openapi.json</a> (OpenAPI 3.1, public).</p>
-</section>`, { flash: extra.flash });
+</section>`,
+      { flash: extra.flash },
+    );
   }
 
   app.get('/settings', async (request, reply) => {
@@ -103,7 +118,11 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
       await setOperatorSetting(db, 'api.rate_limit_per_minute', value);
     } catch (error) {
       if (!(error instanceof InvalidInput)) throw error;
-      return sendPage(reply, settingsPage(request, { rate_limit_per_minute: value }, { rate_limit_per_minute: 'Must be a whole number from 1 to 9999999.' }), 400);
+      return sendPage(
+        reply,
+        settingsPage(request, { rate_limit_per_minute: value }, { rate_limit_per_minute: 'Must be a whole number from 1 to 9999999.' }),
+        400,
+      );
     }
     return reply.redirect('/admin/settings?saved=rate#interface', 303);
   });

@@ -13,14 +13,18 @@ import { setSessionCookie } from './cookies.js';
 const zones = Intl.supportedValuesOf('timeZone');
 
 function setupPage(ctx: PageContext, values: Record<string, string>, errors: Errors): string {
-  return page(ctx, 'Set up this installation', html`<section><p>Choose the time zone and create the administrator account. This page disappears once the installation is set up.</p>
+  return page(
+    ctx,
+    'Set up this installation',
+    html`<section><p>Choose the time zone and create the administrator account. This page disappears once the installation is set up.</p>
 <form method="post" action="/admin/setup">${csrfField(ctx)}
 ${input('Installation name', 'name', values.name ?? '', errors, { placeholder: 'Appointments' })}
 ${select('Time zone', 'timezone', values.timezone ?? 'Europe/Berlin', zones, errors)}
 ${input('Administrator e-mail', 'admin_email', values.admin_email ?? '', errors, { type: 'email', required: true, autocomplete: 'username' })}
 ${input('Administrator password', 'admin_password', '', errors, { type: 'password', required: true, autocomplete: 'new-password', hint: 'At least 8 characters.' })}
 ${input('Notification e-mail (new bookings go here)', 'notify_email', values.notify_email ?? '', errors, { type: 'email', hint: 'Empty: the administrator e-mail.' })}
-<button>Finish setup</button></form></section>`);
+<button>Finish setup</button></form></section>`,
+  );
 }
 
 export function setupRoutes(app: FastifyInstance, { db, clock }: AdminDeps, throttle: SignInThrottle): void {
@@ -32,12 +36,24 @@ export function setupRoutes(app: FastifyInstance, { db, clock }: AdminDeps, thro
   app.post('/setup', async (request, reply) => {
     if (await isConfigured(db)) return reply.redirect('/admin', 303);
     const input = body(request);
-    const values = { name: text(input, 'name'), timezone: text(input, 'timezone'), admin_email: text(input, 'admin_email'), notify_email: text(input, 'notify_email') };
+    const values = {
+      name: text(input, 'name'),
+      timezone: text(input, 'timezone'),
+      admin_email: text(input, 'admin_email'),
+      notify_email: text(input, 'notify_email'),
+    };
     try {
-      await setup(db, {
-        timezone: values.timezone, adminEmail: values.admin_email, adminPassword: text(input, 'admin_password'),
-        name: values.name || undefined, notifyEmail: values.notify_email.trim() || undefined,
-      }, clock());
+      await setup(
+        db,
+        {
+          timezone: values.timezone,
+          adminEmail: values.admin_email,
+          adminPassword: text(input, 'admin_password'),
+          name: values.name || undefined,
+          notifyEmail: values.notify_email.trim() || undefined,
+        },
+        clock(),
+      );
     } catch (error) {
       if (!(error instanceof InvalidInput)) throw error;
       return sendPage(reply, setupPage(state(request).page, values, { [error.field ?? 'name']: error.message }), 400);

@@ -8,11 +8,15 @@ import { body, sendPage, state, type AdminDeps } from './context.js';
 import { clearSessionCookie, setSessionCookie } from './cookies.js';
 
 function signInPage(ctx: PageContext, email: string, errors: Errors): string {
-  return page(ctx, 'Sign in', html`<section><form method="post" action="/admin/signin">${csrfField(ctx)}
+  return page(
+    ctx,
+    'Sign in',
+    html`<section><form method="post" action="/admin/signin">${csrfField(ctx)}
 ${errors.form ? html`<p class="danger" role="alert">${errors.form}</p>` : ''}
 ${input('E-mail', 'email', email, errors, { type: 'email', required: true, autocomplete: 'username' })}
 ${input('Password', 'password', '', errors, { type: 'password', required: true, autocomplete: 'current-password' })}
-<button>Sign in</button></form></section>`);
+<button>Sign in</button></form></section>`,
+  );
 }
 
 export function signInRoutes(app: FastifyInstance, { db, clock }: AdminDeps, throttle: SignInThrottle): void {

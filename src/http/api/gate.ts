@@ -31,10 +31,14 @@ export function apiGate(checkAccess: ApiAccessCheck) {
     request.versions = versions;
     if (refusal === null) return;
     switch (refusal.reason) {
-      case 'not configured': return reply.code(503).send({ error: 'Not configured' });
-      case 'disabled': return reply.code(503).send({ error: 'API disabled' });
-      case 'unauthorized': return reply.code(401).send({ error: 'Unauthorized' });
-      case 'rate limited': return reply.code(429).header('retry-after', String(refusal.retryAfterSeconds)).send({ error: 'Too Many Requests' });
+      case 'not configured':
+        return reply.code(503).send({ error: 'Not configured' });
+      case 'disabled':
+        return reply.code(503).send({ error: 'API disabled' });
+      case 'unauthorized':
+        return reply.code(401).send({ error: 'Unauthorized' });
+      case 'rate limited':
+        return reply.code(429).header('retry-after', String(refusal.retryAfterSeconds)).send({ error: 'Too Many Requests' });
     }
   };
 }

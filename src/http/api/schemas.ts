@@ -3,15 +3,21 @@
 import Type, { type TSchema } from 'typebox';
 import { ID_PATTERN } from '../id-param.js';
 
-export const ErrorBody = Type.Object({
-  error: Type.String({ description: 'What went wrong' }),
-  field: Type.Optional(Type.String({ description: 'The offending field, on a booking validation error' })),
-}, { description: 'Error' });
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'What went wrong' }),
+    field: Type.Optional(Type.String({ description: 'The offending field, on a booking validation error' })),
+  },
+  { description: 'Error' },
+);
 
 export const IdParam = Type.String({ pattern: ID_PATTERN, description: 'Decimal id >= 1' });
 export const DayParam = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'YYYY-MM-DD' });
 export const SlotPattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$';
-export const SlotParam = Type.String({ pattern: SlotPattern, description: 'YYYY-MM-DD HH:MM:SS, local time of the installation (space encoded as %20)' });
+export const SlotParam = Type.String({
+  pattern: SlotPattern,
+  description: 'YYYY-MM-DD HH:MM:SS, local time of the installation (space encoded as %20)',
+});
 
 export const Schedule = Type.Object({ id: Type.Integer({ minimum: 1 }), name: Type.String() });
 export const Reason = Type.Object({
@@ -21,7 +27,12 @@ export const Reason = Type.Object({
   duration: Type.Integer({ minimum: 1, description: 'Seconds' }),
 });
 export const Day = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'A local date with at least one free time' });
-export const Slot = Type.String({ minLength: 19, maxLength: 19, pattern: SlotPattern, description: 'A free time in local installation time' });
+export const Slot = Type.String({
+  minLength: 19,
+  maxLength: 19,
+  pattern: SlotPattern,
+  description: 'A free time in local installation time',
+});
 export const FormFieldBody = Type.Object({
   form_type: Type.Union([Type.Literal('textbox'), Type.Literal('textarea'), Type.Literal('checkbox'), Type.Literal('select')]),
   input_type: Type.Union([Type.Literal('text'), Type.Literal('email'), Type.Literal('tel'), Type.Literal('number'), Type.Literal('date')]),
