@@ -1,4 +1,4 @@
-// Configuration from the environment, parsed once, typed and frozen (decisions §6).
+// Configuration from the environment, parsed once, typed and frozen (docs/decisions.md §6).
 import { isEmailAddress } from './core/forms/form-fields.js';
 
 export interface Config {

@@ -1,4 +1,4 @@
-// The checks every /api call makes before its own, in the order of decisions §1: not configured -> API
+// The checks every /api call makes before its own, in the order of docs/decisions.md §1: not configured -> API
 // disabled -> token (401) -> rate limit (429). One version read per request serves them and the call.
 import type { Db } from '../db/connect.js';
 import { MemoryRateLimitStore, checkRate, type RateLimitStore } from '../rate-limit/rate-limiter.js';

@@ -1,4 +1,4 @@
-// The API token (decisions §2): 'apm_' + 64 characters of [A-Za-z0-9] from a cryptographic source.
+// The API token (docs/decisions.md §2): 'apm_' + 64 characters of [A-Za-z0-9] from a cryptographic source.
 // Only its SHA-256 is stored: the token has ~381 bits of entropy, so a fast hash is enough and keeps
 // the per-request check cheap. Comparison is constant-time.
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';

@@ -124,7 +124,7 @@ export async function listSlots(
 }
 
 /**
- * The free time a slot string names, or NotFound (decisions §5: taken, closed, past, off-grid,
+ * The free time a slot string names, or NotFound (docs/decisions.md §5: taken, closed, past, off-grid,
  * nonexistent…). Uncached, from the bookings as `trx` sees them: the booking's own transaction re-checks here.
  */
 export async function freeSlotAt(trx: Db['kysely'], schedule: ScheduleView, ctx: AvailabilityContext, slotText: string): Promise<FreeSlot> {

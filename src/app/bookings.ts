@@ -1,4 +1,4 @@
-// Creating a booking (decisions §5): the slot is re-checked inside the transaction that stores it,
+// Creating a booking (docs/decisions.md §5): the slot is re-checked inside the transaction that stores it,
 // under a lock on the schedule, so concurrent requests for the last place give exactly one booking.
 // The customer record and the notification e-mails (outbox rows) are written in the same transaction.
 import { randomBytes } from 'node:crypto';

@@ -17,7 +17,7 @@ export interface SetupInput {
 
 export const MIN_PASSWORD_LENGTH = 8;
 
-/** Finishes the installation (decisions §1): admin account, zone, name, notification address. */
+/** Finishes the installation (docs/decisions.md §1): admin account, zone, name, notification address. */
 export async function setup(db: Db, input: SetupInput, now: number): Promise<void> {
   const timezone = parseTimezone(input.timezone);
   const adminEmail = parseEmail(input.adminEmail, 'admin_email');

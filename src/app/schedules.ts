@@ -12,7 +12,7 @@ export interface ImportedSchedule {
   reasons: { id: number; name: string }[];
 }
 
-/** Adds every schedule of an import document, all or nothing (decisions §6). */
+/** Adds every schedule of an import document, all or nothing (docs/decisions.md §6). */
 export async function importSchedules(db: Db, document: unknown, now: number): Promise<{ schedules: ImportedSchedule[] }> {
   const definitions = parseImportFile(document);
   return { schedules: await createSchedules(db, definitions, now) };

@@ -1,4 +1,4 @@
-// bin/booking: parse the arguments, call one use-case, print its result (decisions §6).
+// bin/booking: parse the arguments, call one use-case, print its result (docs/decisions.md §6).
 // Bad input: one line on stderr, exit code 1 (2 for a usage error), nothing stored.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

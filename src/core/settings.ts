@@ -1,4 +1,4 @@
-// Installation-wide settings (decisions §1-§3) and the keys an operator may change with `booking set`.
+// Installation-wide settings (docs/decisions.md §1-§3) and the keys an operator may change with `booking set`.
 import { InvalidInput } from './errors.js';
 import { isEmailAddress } from './forms/form-fields.js';
 import { TimeZone } from './time/zone.js';

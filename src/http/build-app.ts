@@ -61,7 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.code(503).send({ status: 'unavailable', error: 'database unreachable' });
   });
 
-  // public: no token, no 503, so client tools can always read it (decisions §1)
+  // public: no token, no 503, so client tools can always read it (docs/decisions.md §1)
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const checkAccess = apiAccessCheck({ db: deps.db, snapshots, rateLimits: deps.rateLimits, clock });

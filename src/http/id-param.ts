@@ -1,4 +1,4 @@
-// Ids in URLs (decisions §1): decimal, no leading zero, within the id column's range. The API's schemas
+// Ids in URLs (docs/decisions.md §1): decimal, no leading zero, within the id column's range. The API's schemas
 // validate with the pattern; the admin area and the API gate read a value with idParam.
 export const ID_PATTERN = '^[1-9][0-9]{0,9}$';
 

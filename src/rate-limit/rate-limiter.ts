@@ -1,4 +1,4 @@
-// Requests per token per window (decisions §3): a fixed 60-second window that opens with the token's
+// Requests per token per window (docs/decisions.md §3): a fixed 60-second window that opens with the token's
 // first request. The store is in-process by default; with several instances it is Redis (issue 6).
 
 export interface WindowCount {

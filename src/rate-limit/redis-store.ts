@@ -1,4 +1,4 @@
-// The rate-limit count shared by several instances (decisions §3): one Redis key per token and window.
+// The rate-limit count shared by several instances (docs/decisions.md §3): one Redis key per token and window.
 // Each hit is one atomic round trip (a Lua script), so instances cannot interleave a read and a write.
 // Redis is a convenience, not a dependency: when it cannot answer, the API keeps answering and counts in
 // this process (fail open) until Redis answers again. Going away and coming back are logged once each.

@@ -1,4 +1,4 @@
-// The free-time engine against a deliberately naive reference (decisions §4), on random schedules.
+// The free-time engine against a deliberately naive reference (docs/decisions.md §4), on random schedules.
 //
 // The reference walks real instants minute by minute and reads each one's wall clock with Intl, nothing
 // else: no offsets, no transition search, no grid arithmetic on instants. A wall time's meaning is the

@@ -1,4 +1,4 @@
-// Named cases where schedulers go wrong (decisions §4), each with a fixed clock and its expected answer
+// Named cases where schedulers go wrong (docs/decisions.md §4), each with a fixed clock and its expected answer
 // worked out by hand. Europe/Berlin 2026: spring forward 2026-03-29 02:00 CET -> 03:00 CEST (01:00Z),
 // fall back 2026-10-25 03:00 CEST -> 02:00 CET (01:00Z).
 import { test } from 'node:test';
@@ -168,7 +168,7 @@ const CASES: Case[] = [
     expected: ['23:58=21:58Z', '23:59=21:59Z'],
   },
   {
-    name: 'buffers reach outside opening hours: a 07:00-08:00 booking with buffer_after 30 blocks 08:00 (decisions §4 example)',
+    name: 'buffers reach outside opening hours: a 07:00-08:00 booking with buffer_after 30 blocks 08:00 (docs/decisions.md §4 example)',
     now: '2026-06-01T04:00:00Z',
     open: hours(['08:00', '13:00']),
     rules: { slotIntervalMinutes: 30, bufferAfterMinutes: 30 },

@@ -1,4 +1,4 @@
-// Each rule of decisions §4 on its own, at a fixed clock, in UTC so the arithmetic is plain to read.
+// Each rule of docs/decisions.md §4 on its own, at a fixed clock, in UTC so the arithmetic is plain to read.
 // DST edges and random schedules against a reference: availability-*.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -92,7 +92,7 @@ test('capacity counts overlapping bookings', () => {
   assert.deepEqual(slots(r, 90, SUNDAY_NIGHT, MONDAY, apart), ['09:30', '10:00', '10:30']);
 });
 
-test('buffers: the example of decisions §4 (60 minutes, buffer_after 30, a booking at 10:00)', () => {
+test('buffers: the example of docs/decisions.md §4 (60 minutes, buffer_after 30, a booking at 10:00)', () => {
   const r = rules({ bufferAfterMinutes: 30, weeklyHours: { mon: hours(['08:00', '14:00']) } });
   const booking = { start: at('2026-06-01', '10:00'), end: at('2026-06-01', '11:00') };
   const free = slots(r, 60, SUNDAY_NIGHT, MONDAY, [booking])!;

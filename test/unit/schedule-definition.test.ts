@@ -7,7 +7,7 @@ import { InvalidInput } from '../../src/core/errors.js';
 const base = { name: 'Desk', weekly_hours: { mon: [['09:00', '12:00']] }, reasons: [{ name: 'Talk', duration_minutes: 30 }] };
 const withSchedule = (extra: Record<string, unknown>) => ({ schedules: [{ ...base, ...extra }] });
 
-test('omitted settings take the defaults of decisions §4; form omitted gives the default form', () => {
+test('omitted settings take the defaults of docs/decisions.md §4; form omitted gives the default form', () => {
   const [schedule] = parseImportFile({ schedules: [base] });
   assert.deepEqual(schedule!.settings, {
     slotIntervalMinutes: 15,

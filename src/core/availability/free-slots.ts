@@ -1,4 +1,4 @@
-// The one rule that decides what a customer can book (decisions §4). /days, /slots, /forms and
+// The one rule that decides what a customer can book (docs/decisions.md §4). /days, /slots, /forms and
 // POST /bookings all ask these functions, so they cannot disagree. Pure: the clock, the zone, the
 // settings and the existing bookings are arguments.
 import { MINUTE_MS, weekdayOf } from '../time/calendar.js';

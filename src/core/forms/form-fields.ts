@@ -1,4 +1,4 @@
-// A schedule's booking form (decisions §4 "Forms") and the validation of a submission against it (§5).
+// A schedule's booking form (docs/decisions.md §4 "Forms") and the validation of a submission against it (§5).
 import { parseDate } from '../time/calendar.js';
 
 export const FORM_TYPES = ['textbox', 'textarea', 'checkbox', 'select'] as const;
@@ -18,7 +18,7 @@ export interface FormField {
   readonly value: string;
 }
 
-/** Never shown through the API, never required, ignored when submitted (decisions §4). */
+/** Never shown through the API, never required, ignored when submitted (docs/decisions.md §4). */
 export const HIDDEN_FIELD = 'password';
 
 export const FIELD_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;

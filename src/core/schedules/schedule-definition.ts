@@ -1,4 +1,4 @@
-// A schedule as an operator describes it (the import file of decisions §6, and the admin area's forms),
+// A schedule as an operator describes it (the import file of docs/decisions.md §6, and the admin area's forms),
 // checked whole before anything is stored.
 import { InvalidInput } from '../errors.js';
 import { WEEKDAYS, formatClock, parseClock, parseDate, type Weekday } from '../time/calendar.js';
@@ -168,7 +168,7 @@ export function parseScheduleDefinition(item: unknown, at: string): ScheduleDefi
   };
 }
 
-/** The whole import file (decisions §6): every schedule valid, or an InvalidInput naming the first problem. */
+/** The whole import file (docs/decisions.md §6): every schedule valid, or an InvalidInput naming the first problem. */
 export function parseImportFile(document: unknown): ScheduleDefinition[] {
   if (!isObject(document) || !Array.isArray(document.schedules)) fail('file', 'must be an object {"schedules": [...]}');
   return document.schedules.map((s, i) => parseScheduleDefinition(s, `schedules[${i}]`));

@@ -1,4 +1,4 @@
-// Wall-clock time in an IANA zone <-> instants, with the DST rules of decisions §4.
+// Wall-clock time in an IANA zone <-> instants, with the DST rules of docs/decisions.md §4.
 //
 // Intl costs 13-26 µs a call, far too much per slot candidate (a year on a 15-minute grid is ~35,000
 // candidates). So each local day's UTC offsets are found once (the offset before and after the day's
@@ -128,7 +128,7 @@ export class TimeZone {
     return found.sort((x, y) => x - y);
   }
 
-  /** The meaning of a wall time as a start (decisions §4): its first occurrence, or null when it does not exist. */
+  /** The meaning of a wall time as a start (docs/decisions.md §4): its first occurrence, or null when it does not exist. */
   startInstant(day: number, minute: number): number | null {
     const found = this.instantsOf(day, minute);
     return found.length ? found[0]! : null;

@@ -1,5 +1,5 @@
 // The answers of the checks every /api call makes before its own (app/api-access.ts decides, in the
-// order of decisions §1): 503 not configured -> 503 API disabled -> 401 token -> 429 rate limit.
+// order of docs/decisions.md §1): 503 not configured -> 503 API disabled -> 401 token -> 429 rate limit.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiAccessCheck } from '../../app/api-access.js';
 import type { Versions } from '../../app/answer-cache.js';

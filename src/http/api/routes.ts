@@ -185,7 +185,7 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
           ...commonErrors,
         },
       },
-      // 415 comes before the body is read (decisions §1: 415 -> 413 -> 400)
+      // 415 comes before the body is read (docs/decisions.md §1: 415 -> 413 -> 400)
       preParsing: async (request, reply) => {
         if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '')) {
           return reply.code(415).send({ error: 'Unsupported Media Type: send Content-Type: application/json' });
