@@ -65,6 +65,36 @@ function packagePatterns(entry) {
   return PACKAGES.filter((p) => !p.home.includes(entry)).map(({ regex, message }) => ({ regex, caseSensitive: true, message }));
 }
 
+// Imports are not the only way across: a handle can be passed down. So outside src/db no code builds a
+// query (Kysely's entry points), http never touches the Db handle's insides (it only passes it to app), and
+// nothing but the CLI loads a module dynamically (which the import patterns above cannot see).
+const QUERY_BUILDING = {
+  selector: 'CallExpression[callee.property.name=/^(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)$/]',
+  message: 'Queries are built only in src/db: call a repository function.',
+};
+const DB_HANDLE_INSIDES = {
+  selector:
+    'MemberExpression[property.name=/^(kysely|hot|write|lockSchedule)$/][object.name="db"], MemberExpression[property.name=/^(kysely|hot|write|lockSchedule)$/][object.property.name="db"]',
+  message: 'http passes the Db handle to use-cases in app; it never reads or writes through it.',
+};
+const DYNAMIC_IMPORT = {
+  selector: 'ImportExpression',
+  message: 'Only the CLI loads modules lazily; import statically so the layer rule sees it.',
+};
+
+function syntaxRule() {
+  const outsideDb = ['core', 'mail', 'rate-limit', 'app', 'http'];
+  return [
+    ...outsideDb.map((layer) => ({
+      files: [`src/${layer}/**/*.ts`],
+      rules: {
+        'no-restricted-syntax': ['error', QUERY_BUILDING, DYNAMIC_IMPORT, ...(layer === 'http' ? [DB_HANDLE_INSIDES] : [])],
+      },
+    })),
+    { files: ['src/db/**/*.ts', 'src/config.ts', 'src/server.ts'], rules: { 'no-restricted-syntax': ['error', DYNAMIC_IMPORT] } },
+  ];
+}
+
 /** One block per layer and folder depth, since a rule's options in a later block replace, not extend, earlier ones. */
 function layerRule() {
   const blocks = [];
@@ -151,4 +181,5 @@ export default defineConfig(
     languageOptions: { globals: globals.node },
   },
   ...layerRule(),
+  ...syntaxRule(),
 );
