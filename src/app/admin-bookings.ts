@@ -2,11 +2,7 @@
 // (createBooking with source 'admin', cancelBooking): the same rules and transaction as the API.
 import type { Db } from '../db/connect.js';
 import { findBookingDetails, listBookingDetails, type BookingDetails, type BookingFilter } from '../db/repos/booking.repository.js';
-import {
-  findCustomer as findCustomerRecord,
-  listCustomers as listCustomerRecords,
-  type CustomerRecord,
-} from '../db/repos/customer.repository.js';
+import { findCustomerRecord, listCustomerRecords, type CustomerRecord } from '../db/repos/customer.repository.js';
 import { personName } from '../core/text.js';
 
 export interface BookingRow extends BookingDetails {

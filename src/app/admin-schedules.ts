@@ -4,7 +4,6 @@
 import type { Db } from '../db/connect.js';
 import { bumpConfigVersion } from '../db/repos/installation.repository.js';
 import {
-  countFutureBookingsOfReason,
   deleteReason,
   deleteSchedule,
   insertReason,
@@ -60,7 +59,7 @@ async function requireSchedule(trx: Db['kysely'], id: number): Promise<void> {
 export async function removeSchedule(db: Db, id: number, now: number): Promise<void> {
   await db.write(async (trx) => {
     await requireSchedule(trx, id);
-    const future = await countFutureBookings(trx, id, now);
+    const future = await countFutureBookings(trx, { scheduleId: id }, now);
     if (future > 0) {
       throw new Conflict(
         `This schedule still has ${future} upcoming booking${future === 1 ? '' : 's'}. Cancel ${future === 1 ? 'it' : 'them'} first.`,
@@ -95,7 +94,7 @@ export async function editReason(db: Db, scheduleId: number, reasonId: number, r
 export async function removeReason(db: Db, scheduleId: number, reasonId: number, now: number): Promise<void> {
   await db.write(async (trx) => {
     await requireReason(trx, scheduleId, reasonId);
-    const future = await countFutureBookingsOfReason(trx, reasonId, now);
+    const future = await countFutureBookings(trx, { reasonId }, now);
     if (future > 0) throw new Conflict(`This reason still has ${future} upcoming booking(s). Cancel them first.`);
     await deleteReason(trx, reasonId);
     await bumpConfigVersion(trx);

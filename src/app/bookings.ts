@@ -7,6 +7,7 @@ import { bumpBookingsVersion, findBookedForCancel, insertBooking, markBookingCan
 import { saveCustomer } from '../db/repos/customer.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, type MessageKind } from '../core/messages.js';
+import type { BookingSource } from '../core/bookings.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
 import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
 import { MINUTE_MS } from '../core/time/calendar.js';
@@ -19,7 +20,7 @@ export interface BookingRequest {
   /** local wall time 'YYYY-MM-DD HH:MM:SS' */
   slot: string;
   submission: Readonly<Record<string, unknown>>;
-  source: 'api' | 'admin';
+  source: BookingSource;
 }
 
 export interface BookingCreated {

@@ -2,7 +2,7 @@
 // message as it would be sent, and make a waiting or given-up message due at once ("retry now").
 import type { Db } from '../db/connect.js';
 import { NotFound } from '../core/errors.js';
-import { mailRecipient, type MessageState } from '../core/messages.js';
+import { mailRecipient, type MessageKind, type MessageState } from '../core/messages.js';
 import { findBookingId } from '../db/repos/booking.repository.js';
 import {
   countMessagesByState,
@@ -22,7 +22,7 @@ export interface OutboxMessage {
   bookingId: number | null;
   /** the booking's details_id (its id in the admin area), or null */
   detailsId: string | null;
-  kind: string;
+  kind: MessageKind;
   recipient: string;
   state: MessageState;
   /** delivery attempts made so far */

@@ -3,10 +3,7 @@
 import type { Generated } from 'kysely';
 import type { FormType, InputType } from '../core/forms/form-fields.js';
 import type { MessageKind, MessageState } from '../core/messages.js';
-
-export type BookingStatus = 'booked' | 'cancelled';
-/** who made the booking: the API or the operator in the admin area */
-export type BookingSource = 'api' | 'admin';
+import type { BookingSource, BookingStatus } from '../core/bookings.js';
 
 export interface MetaTable {
   id: number;

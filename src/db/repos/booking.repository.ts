@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { BookedTime } from '../../core/availability/free-slots.js';
 import type { Answer } from '../../core/forms/form-fields.js';
+import type { BookingSource, BookingStatus } from '../../core/bookings.js';
 
 type Q = Kysely<Database>;
 
@@ -45,7 +46,7 @@ export interface NewBooking {
   customerId: number;
   start: number;
   end: number;
-  source: 'api' | 'admin';
+  source: BookingSource;
   answers: Readonly<Record<string, Answer>>;
   createdAt: number;
 }
@@ -70,11 +71,12 @@ export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
   return row.id;
 }
 
-export async function countFutureBookings(db: Q, scheduleId: number, now: number): Promise<number> {
+/** Booked appointments of a schedule or a reason that have not ended yet. */
+export async function countFutureBookings(db: Q, of: { scheduleId: number } | { reasonId: number }, now: number): Promise<number> {
   const row = await db
     .selectFrom('bookings')
     .select(sql<number>`count(*)`.as('n'))
-    .where('schedule_id', '=', scheduleId)
+    .$call((q) => ('scheduleId' in of ? q.where('schedule_id', '=', of.scheduleId) : q.where('reason_id', '=', of.reasonId)))
     .where('status', '=', 'booked')
     .where('end_at', '>', now)
     .executeTakeFirstOrThrow();
@@ -96,8 +98,8 @@ export interface BookingDetails {
   customerPhone: string;
   start: number;
   end: number;
-  status: string;
-  source: string;
+  status: BookingStatus;
+  source: BookingSource;
   createdAt: number;
   cancelledAt: number | null;
   answers: Record<string, Answer>;

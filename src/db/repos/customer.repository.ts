@@ -59,7 +59,7 @@ export interface CustomerRecord {
 }
 
 /** Customers whose name, e-mail or phone contains `search` (any case), by last then first name. */
-export async function listCustomers(db: Q, search: string, limit: number): Promise<CustomerRecord[]> {
+export async function listCustomerRecords(db: Q, search: string, limit: number): Promise<CustomerRecord[]> {
   let q = db
     .selectFrom('customers')
     .leftJoin('bookings', 'bookings.customer_id', 'customers.id')
@@ -94,7 +94,7 @@ export async function listCustomers(db: Q, search: string, limit: number): Promi
 }
 
 /** The customer; `bookings` is not counted (0). */
-export async function findCustomer(db: Q, id: number): Promise<CustomerRecord | null> {
+export async function findCustomerRecord(db: Q, id: number): Promise<CustomerRecord | null> {
   const row = await db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) return null;
   return {

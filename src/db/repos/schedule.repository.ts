@@ -106,18 +106,6 @@ export async function insertReason(trx: Q, scheduleId: number, reason: ReasonDef
   return row.id;
 }
 
-/** Booked appointments of a reason that have not ended yet. */
-export async function countFutureBookingsOfReason(db: Q, reasonId: number, now: number): Promise<number> {
-  const rows = await db
-    .selectFrom('bookings')
-    .select('id')
-    .where('reason_id', '=', reasonId)
-    .where('status', '=', 'booked')
-    .where('end_at', '>', now)
-    .execute();
-  return rows.length;
-}
-
 /** The reason with its bookings and their mail. */
 export async function deleteReason(trx: Q, id: number): Promise<void> {
   await deleteBookingsOf(trx, 'reason_id', id);

@@ -1,4 +1,4 @@
-// The six calls of the booking API (spec/booking-api.md), registered under /api.
+// The six calls of the booking API (docs/booking-api.md), registered under /api.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
