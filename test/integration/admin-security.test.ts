@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { describeEachDatabase } from '../support/databases.js';
+import { describeEachDatabase, migratedDatabase } from '../support/databases.js';
 import { testInstallation, type TestInstallation } from '../support/installation.js';
 import { cli } from '../support/processes.js';
 import { connect, type Db } from '../../src/db/connect.js';
@@ -14,6 +14,8 @@ import { buildApp } from '../../src/http/build-app.js';
 import { loadSettings } from '../../src/db/repos/installation.repository.js';
 import { recordSignInAttempt } from '../../src/db/repos/sign-in-failure.repository.js';
 import { throttleKeys } from '../../src/app/admin-auth.js';
+import { setup } from '../../src/app/installation.js';
+import { Conflict } from '../../src/core/errors.js';
 
 // Monday 2026-06-01 08:00 in Berlin (06:00Z)
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
@@ -180,6 +182,21 @@ describeEachDatabase('admin security: sign-in throttle, reset command, setup onc
     const browser = new Browser(inst.app, '198.51.100.13');
     assert.equal((await browser.signIn('the attacker password')).statusCode, 401);
     assert.equal((await browser.signIn()).statusCode, 303, 'the admin password is unchanged');
+  });
+});
+
+describeEachDatabase('admin security: two setups at the same moment', (dialect) => {
+  test('exactly one succeeds; the other changes nothing', async () => {
+    const { db, dispose } = await migratedDatabase(dialect);
+    try {
+      const run = (email: string) => setup(db, { timezone: 'Europe/Berlin', adminEmail: email, adminPassword: 'long enough pw' }, NOW);
+      const results = await Promise.allSettled([run('first@example.com'), run('second@example.com'), run('third@example.com')]);
+      assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1, JSON.stringify(results));
+      for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof Conflict, String(r.reason));
+      assert.equal((await db.kysely.selectFrom('admins').select('email').execute()).length, 1);
+    } finally {
+      await dispose();
+    }
   });
 });
 
