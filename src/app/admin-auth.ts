@@ -151,7 +151,7 @@ export const DEFAULT_LIMITS: ThrottleLimits = { perPair: 5, perAddress: 20, perA
  * Failed sign-ins counted per (account, address), per address and per account in a sliding window;
  * over any limit, the attempt is refused (even with the right password) until the window passes. An
  * attacker at one address therefore locks only that address out (5 failures for the account, 20 in all),
- * not the owner at theirs; only failures from more than 20 addresses can reach the per-account bound.
+ * not the owner at theirs; only failures from 20 or more addresses can reach the per-account bound.
  *
  * The count lives in the database (table sign_in_failures), so every instance on it sees the same
  * failures and N instances do not give an attacker N times the attempts. An attempt is counted as a
