@@ -2,7 +2,7 @@
 // The CLI and the admin area both call these.
 import type { Db } from '../db/connect.js';
 import { bumpConfigVersion, loadSettings, saveSetting, upsertAdmin } from '../db/repos/installation.repository.js';
-import { InvalidInput } from '../core/errors.js';
+import { Conflict, InvalidInput } from '../core/errors.js';
 import { parseEmail, parseOperatorSetting, parseTimezone, SETTING_KEYS, type SettingKey } from '../core/settings.js';
 import { hashPassword } from './passwords.js';
 import { hashToken, newToken } from './api-token.js';
@@ -17,7 +17,14 @@ export interface SetupInput {
 
 export const MIN_PASSWORD_LENGTH = 8;
 
-/** Finishes the installation (docs/decisions.md §1): admin account, zone, name, notification address. */
+export const ALREADY_SET_UP =
+  'the installation is already set up; nothing was changed (change the admin password with `booking admin reset-password`, settings with `booking set`)';
+
+/**
+ * Finishes the installation (docs/decisions.md §1): admin account, zone, name, notification address. Once: on a
+ * finished installation it throws Conflict and changes nothing (a second run used to replace the admin
+ * password and the notification address without a word).
+ */
 export async function setup(db: Db, input: SetupInput, now: number): Promise<void> {
   const timezone = parseTimezone(input.timezone);
   const adminEmail = parseEmail(input.adminEmail, 'admin_email');
@@ -29,12 +36,15 @@ export async function setup(db: Db, input: SetupInput, now: number): Promise<voi
   if (name !== undefined && name.length > 200) throw new InvalidInput('the name must have at most 200 characters', 'name');
   const passwordHash = await hashPassword(input.adminPassword);
   await db.write(async (trx) => {
+    // the version bump first: on PostgreSQL its row lock makes two setups running at once take turns, and
+    // the second one then reads the first one's settings (on SQLite the write transaction already does)
+    await bumpConfigVersion(trx);
+    if ((await loadSettings(trx)).configured) throw new Conflict(ALREADY_SET_UP);
     await upsertAdmin(trx, adminEmail.toLowerCase(), passwordHash, now);
     await saveSetting(trx, 'installation.timezone', timezone);
     await saveSetting(trx, 'installation.notify_email', notifyEmail);
     if (name !== undefined) await saveSetting(trx, 'installation.name', name);
     await saveSetting(trx, 'installation.configured', true);
-    await bumpConfigVersion(trx);
   });
 }
 

@@ -1,5 +1,6 @@
 // bin/booking: parse the arguments, call one use-case, print its result (docs/decisions.md §6).
 // Bad input: one line on stderr, exit code 1 (2 for a usage error), nothing stored.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
@@ -9,6 +10,7 @@ import { InvalidInput } from '../core/errors.js';
 import { setup, setApiEnabled, generateToken, setOperatorSetting } from '../app/installation.js';
 import { importSchedules } from '../app/schedules.js';
 import { demo, DEMO_ADMIN_EMAIL } from '../app/demo.js';
+import { resetAdminPassword } from '../app/admin-auth.js';
 
 const USAGE = `usage: booking <command>
   serve [--host H] [--port P]
@@ -17,6 +19,7 @@ const USAGE = `usage: booking <command>
   api enable|disable
   token generate
   set KEY VALUE
+  admin reset-password [--email E] [--password P]
   demo`;
 
 class UsageError extends Error {}
@@ -102,6 +105,26 @@ async function run(argv: string[]): Promise<void> {
     case 'set': {
       if (rest.length !== 2) throw new UsageError('set needs KEY VALUE');
       await withDb(config, (db) => setOperatorSetting(db, rest[0]!, rest[1]!));
+      return;
+    }
+    case 'admin': {
+      const [sub, ...args] = rest;
+      if (sub !== 'reset-password') throw new UsageError('admin needs reset-password');
+      const { values, positionals } = parseArgs({
+        args,
+        options: { email: { type: 'string' }, password: { type: 'string' } },
+        allowPositionals: true,
+      });
+      if (positionals.length) throw new UsageError(`admin reset-password takes no argument ${JSON.stringify(positionals[0])}`);
+      // without --password: a generated one, printed once (an argument shows in `ps` and the shell history)
+      const password = values.password ?? randomBytes(12).toString('base64url');
+      const result = await withDb(config, (db) => resetAdminPassword(db, values.email, password));
+      const ended = `${result.sessionsEnded} session${result.sessionsEnded === 1 ? '' : 's'} ended, sign-in lock cleared`;
+      process.stdout.write(
+        values.password === undefined
+          ? `New password for ${result.email}: ${password}\n(${ended})\n`
+          : `Password of ${result.email} changed (${ended}).\n`,
+      );
       return;
     }
     case 'demo': {

@@ -4,6 +4,7 @@ import { initial } from './migrations/001-initial.js';
 import { bookingsVersion } from './migrations/002-bookings-version.js';
 import { bookedSpanIndex } from './migrations/003-booked-span-index.js';
 import { signInFailures } from './migrations/004-sign-in-failures.js';
+import { adminSessions } from './migrations/005-admin-sessions.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -11,6 +12,7 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '002-bookings-version': bookingsVersion(),
     '003-booked-span-index': bookedSpanIndex(),
     '004-sign-in-failures': signInFailures(db.dialect),
+    '005-admin-sessions': adminSessions(db.dialect),
   };
 }
 

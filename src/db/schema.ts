@@ -110,9 +110,18 @@ export interface OutboxTable {
 
 export interface SignInFailuresTable {
   id: Generated<number>;
-  /** 'email:' or 'ip:' followed by the SHA-256 (base64url) of the e-mail key or the client address */
+  /** 'email:', 'ip:' or 'pair:' and SHA-256 (base64url) digests of the e-mail key and/or the client address (see app/admin-auth.ts) */
   key: string;
   failed_at: number;
+}
+
+export interface AdminSessionsTable {
+  /** SHA-256 (base64url) of the session id the cookie carries; the id itself is never stored */
+  id_hash: string;
+  admin_id: number;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
 }
 
 export interface Database {
@@ -126,4 +135,5 @@ export interface Database {
   bookings: BookingsTable;
   outbox: OutboxTable;
   sign_in_failures: SignInFailuresTable;
+  admin_sessions: AdminSessionsTable;
 }

@@ -64,3 +64,7 @@ export async function setAdminPassword(trx: Q, id: number, passwordHash: string)
 export async function findAdminByEmail(db: Q, email: string) {
   return db.selectFrom('admins').selectAll().where('email', '=', email).executeTakeFirst();
 }
+
+export async function listAdmins(db: Q) {
+  return db.selectFrom('admins').select(['id', 'email']).orderBy('id').execute();
+}

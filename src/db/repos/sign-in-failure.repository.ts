@@ -41,3 +41,11 @@ export async function clearSignInFailures(db: Q, keys: readonly string[]): Promi
 export async function expireSignInFailures(db: Q, before: number): Promise<void> {
   await db.deleteFrom('sign_in_failures').where('failed_at', '<=', before).execute();
 }
+
+/** Deletes every row whose key starts with one of `prefixes` (all the (account, address) pairs of one account). */
+export async function clearSignInFailuresByPrefix(db: Q, prefixes: readonly string[]): Promise<void> {
+  for (const prefix of prefixes) {
+    if (/[%_\\]/.test(prefix)) throw new Error('a sign-in key prefix must not contain LIKE wildcards');
+    await db.deleteFrom('sign_in_failures').where('key', 'like', `${prefix}%`).execute();
+  }
+}

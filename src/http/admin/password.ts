@@ -1,8 +1,8 @@
-// The signed-in admin changes the password; this browser gets a new session cookie, every other
-// session ends.
+// The signed-in admin changes the password; this browser gets a new session, every other session ends.
+// The current-password check is throttled like a sign-in (same counts).
 import type { FastifyInstance } from 'fastify';
 import { InvalidInput } from '../../core/errors.js';
-import { changePassword } from '../../app/admin-auth.js';
+import { changePassword, TooManyAttempts, type SignInThrottle } from '../../app/admin-auth.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
 import { csrfField, input, page, type Errors, type PageContext } from './layout.js';
@@ -22,7 +22,7 @@ ${input('New password again', 'repeat_password', '', errors, { type: 'password',
   );
 }
 
-export function passwordRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
+export function passwordRoutes(app: FastifyInstance, { db, clock }: AdminDeps, throttle: SignInThrottle): void {
   app.get('/password', async (request, reply) =>
     sendPage(reply, passwordPage(state(request).page, {}, query(request).saved ? 'Password changed.' : undefined)),
   );
@@ -32,15 +32,17 @@ export function passwordRoutes(app: FastifyInstance, { db, clock }: AdminDeps): 
     try {
       const cookieValue = await changePassword(
         db,
+        throttle,
         state(request).session!,
-        text(input, 'current_password'),
-        text(input, 'new_password'),
-        text(input, 'repeat_password'),
+        { current: text(input, 'current_password'), next: text(input, 'new_password'), repeat: text(input, 'repeat_password') },
+        request.ip,
         clock(),
       );
       setSessionCookie(request, reply, cookieValue);
       return reply.redirect('/admin/password?saved=1', 303);
     } catch (error) {
+      if (error instanceof TooManyAttempts)
+        return sendPage(reply, passwordPage(state(request).page, { current_password: error.message }), 429);
       if (!(error instanceof InvalidInput)) throw error;
       return sendPage(reply, passwordPage(state(request).page, { [error.field ?? 'new_password']: error.message }), 400);
     }

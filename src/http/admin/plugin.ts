@@ -44,7 +44,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   );
   setupRoutes(app, deps, throttle);
   signInRoutes(app, deps, throttle);
-  passwordRoutes(app, deps);
+  passwordRoutes(app, deps, throttle);
   app.get('/', async (_request, reply) => reply.redirect('/admin/bookings', 303));
 
   await settingsRoutes(app, deps);

@@ -1,8 +1,10 @@
 // Before every admin handler: send an unconfigured installation to setup and a visitor without a
 // session to sign-in, give the handler its request state (session, page context, settings), and
-// refuse every POST whose CSRF token does not match the session (or, before one, the pre-session cookie).
+// refuse every POST whose CSRF token does not match the session (or, before one, the signed pre-session
+// cookie: the form's token must equal the cookie and carry the server's signature). The session is one
+// primary-key read of admin_sessions per request (app/admin-auth.ts readSession).
 import type { FastifyInstance } from 'fastify';
-import { checkCsrf, csrfToken, readSession, sessionSecret } from '../../app/admin-auth.js';
+import { checkCsrf, csrfToken, readSession, sessionSecret, validPreToken } from '../../app/admin-auth.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
 import { page, type PageContext } from './layout.js';
@@ -22,18 +24,20 @@ export function guardSessions(app: FastifyInstance, { db, clock, snapshots }: Ad
     const configured = snapshot.settings.configured;
     const pageCtx: PageContext = { email: null, csrf: '', installationName: snapshot.settings.name };
     if (!configured && path !== '/admin/setup') return reply.redirect('/admin/setup', 303);
-    const session = configured ? await readSession(db, await getSecret(), request.cookies[SESSION_COOKIE], clock()) : null;
+    const session = configured ? await readSession(db, request.cookies[SESSION_COOKIE], clock()) : null;
     if (!configured) {
-      setState(request, { session: null, page: { ...pageCtx, csrf: preToken(request, reply) }, snapshot });
+      setState(request, { session: null, page: { ...pageCtx, csrf: preToken(request, reply, await getSecret()) }, snapshot });
     } else if (!session) {
       if (!PUBLIC_PATHS.has(path) || path === '/admin/setup') return reply.redirect('/admin/signin', 303);
-      setState(request, { session: null, page: { ...pageCtx, csrf: preToken(request, reply) }, snapshot });
+      setState(request, { session: null, page: { ...pageCtx, csrf: preToken(request, reply, await getSecret()) }, snapshot });
     } else {
       setState(request, { session, page: { ...pageCtx, email: session.email, csrf: csrfToken(await getSecret(), session) }, snapshot });
     }
     if (request.method === 'POST') {
       const sent = text(body(request), '_csrf');
-      const valid = session ? checkCsrf(await getSecret(), session, sent) : sent !== '' && sent === request.cookies[PRE_COOKIE];
+      const valid = session
+        ? checkCsrf(await getSecret(), session, sent)
+        : sent !== '' && sent === request.cookies[PRE_COOKIE] && validPreToken(await getSecret(), sent);
       if (!valid) {
         return sendPage(
           reply,

@@ -1,11 +1,11 @@
-// Signing in (counted by the sign-in throttle) and out.
+// Signing in (counted by the sign-in throttle) and out (the session row is deleted).
 import type { FastifyInstance } from 'fastify';
-import { signIn, type SignInThrottle } from '../../app/admin-auth.js';
+import { endSession, signIn, type SignInThrottle } from '../../app/admin-auth.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
 import { csrfField, input, page, type Errors, type PageContext } from './layout.js';
 import { body, sendPage, state, type AdminDeps } from './context.js';
-import { clearSessionCookie, setSessionCookie } from './cookies.js';
+import { SESSION_COOKIE, clearSessionCookie, setSessionCookie } from './cookies.js';
 
 function signInPage(ctx: PageContext, email: string, errors: Errors): string {
   return page(
@@ -37,7 +37,9 @@ export function signInRoutes(app: FastifyInstance, { db, clock }: AdminDeps, thr
     return reply.redirect('/admin', 303);
   });
 
-  app.post('/signout', async (_request, reply) => {
+  app.post('/signout', async (request, reply) => {
+    // the session ends on the server: a copy of the cookie kept elsewhere is worth nothing from now on
+    await endSession(db, request.cookies[SESSION_COOKIE]);
     clearSessionCookie(reply);
     return reply.redirect('/admin/signin', 303);
   });

@@ -1,0 +1,55 @@
+// Server-side admin sessions (src/app/admin-auth.ts decides what they mean). A row is one signed-in
+// browser, keyed by the hash of its session id.
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+type Q = Kysely<Database>;
+
+export interface SessionRow {
+  admin_id: number;
+  email: string;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+export async function insertAdminSession(db: Q, idHash: string, adminId: number, now: number, expiresAt: number): Promise<void> {
+  await db
+    .insertInto('admin_sessions')
+    .values({ id_hash: idHash, admin_id: adminId, created_at: now, last_seen_at: now, expires_at: expiresAt })
+    .execute();
+}
+
+/** The session and its admin's e-mail: one primary-key read (joined to the admin by its primary key). */
+export async function findAdminSession(db: Q, idHash: string): Promise<SessionRow | undefined> {
+  const row = await db
+    .selectFrom('admin_sessions')
+    .innerJoin('admins', 'admins.id', 'admin_sessions.admin_id')
+    .select(['admin_sessions.admin_id', 'admins.email', 'admin_sessions.last_seen_at', 'admin_sessions.expires_at'])
+    .where('admin_sessions.id_hash', '=', idHash)
+    .executeTakeFirst();
+  return (
+    row && { admin_id: Number(row.admin_id), email: row.email, last_seen_at: Number(row.last_seen_at), expires_at: Number(row.expires_at) }
+  );
+}
+
+export async function touchAdminSession(db: Q, idHash: string, now: number): Promise<void> {
+  await db.updateTable('admin_sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).execute();
+}
+
+export async function deleteAdminSession(db: Q, idHash: string): Promise<void> {
+  await db.deleteFrom('admin_sessions').where('id_hash', '=', idHash).execute();
+}
+
+/** Every session of one admin (password change, admin reset); returns how many ended. */
+export async function deleteAdminSessionsOf(db: Q, adminId: number): Promise<number> {
+  const result = await db.deleteFrom('admin_sessions').where('admin_id', '=', adminId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Sessions past their absolute expiry or idle since `idleBefore` (checked anyway on use; this keeps the table small). */
+export async function deleteStaleAdminSessions(db: Q, now: number, idleBefore: number): Promise<void> {
+  await db
+    .deleteFrom('admin_sessions')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', idleBefore)]))
+    .execute();
+}
