@@ -1,0 +1,130 @@
+// Issue 10 through real HTTP handling (app.inject) on SQLite and PostgreSQL: control characters and NUL
+// bytes in a booking, odd input types in the admin area, the admin body limit, TRUST_PROXY hops.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { buildApp } from '../../src/http/build-app.js';
+import { loadConfig } from '../../src/config.js';
+
+const NOW = Date.UTC(2026, 5, 1, 6, 0);
+const SCHEDULE = {
+  name: 'Desk',
+  weekly_hours: ALL_WEEK([['09:00', '12:00']]),
+  reasons: [{ name: 'Visit', duration_minutes: 30 }],
+  form: {
+    first_name: { label: 'First name', input_type: 'text' },
+    email: { label: 'E-mail', input_type: 'email', required: true },
+    notes: { label: 'Notes', form_type: 'textarea', input_type: 'text' },
+  },
+};
+
+describeEachDatabase('security: input', (dialect) => {
+  let inst: TestInstallation;
+  let schedule: number, reason: number;
+  before(async () => {
+    inst = await testInstallation(dialect, { now: NOW, schedules: [SCHEDULE] });
+    schedule = inst.schedules[0]!.id;
+    reason = inst.schedules[0]!.reasons[0]!.id;
+  });
+  after(() => inst.close());
+
+  const book = (submission: Record<string, unknown>) =>
+    inst.api({ method: 'POST', url: '/api/bookings', payload: { schedule, reason, slot: '2026-06-02 09:00:00', submission } });
+
+  test('#7 a NUL byte or another control character in any submission value answers 400 with field, never 500', async () => {
+    for (const [submission, field] of [
+      [{ email: 'ada@example.com', first_name: 'Ada\u0000' }, 'first_name'],
+      [{ email: 'ada@example.com', notes: 'a\u0000b' }, 'notes'],
+      [{ email: 'ada\u0000@example.com' }, 'email'],
+      [{ email: 'ada@example.com\u007f' }, 'email'],
+      [{ email: 'ada@example.com', first_name: 'Ada\r\nBcc: victim@example.org' }, 'first_name'],
+      [{ email: 'ada@example.com', first_name: '\u202eadA' }, 'first_name'],
+    ] as const) {
+      const res = await book(submission);
+      assert.equal(res.statusCode, 400, `${JSON.stringify(submission)}: ${res.body}`);
+      assert.equal(JSON.parse(res.body).field, field);
+    }
+    const multiLine = await book({ email: 'ada@example.com', notes: 'line one\r\nline two' });
+    assert.equal(multiLine.statusCode, 201, multiLine.body);
+  });
+
+  test('#8 the admin area takes form bodies only (415 before sign-in), repeated parameters and NUL bytes are a 400 page', async () => {
+    const json = await inst.app.inject({ method: 'POST', url: '/admin/signin', payload: { email: {} } });
+    assert.equal(json.statusCode, 415, json.body);
+    assert.match(String(json.headers['content-type']), /text\/html/);
+    const text = await inst.app.inject({
+      method: 'POST',
+      url: '/admin/signin',
+      payload: 'email=a',
+      headers: { 'content-type': 'text/plain' },
+    });
+    assert.equal(text.statusCode, 415);
+    for (const url of [
+      '/admin/signin?q=a&q=b',
+      '/admin/customers?q=a&q=b',
+      '/admin/customers?q=%00',
+      '/admin/bookings/%00x',
+      '/admin/mail/1%00',
+    ]) {
+      const res = await inst.app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 400, `${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+      assert.match(res.body, /<title>/);
+    }
+    const nulForm = await inst.app.inject({
+      method: 'POST',
+      url: '/admin/signin',
+      payload: 'email=a%00%40example.com&password=x&_csrf=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(nulForm.statusCode, 400);
+    assert.match(nulForm.body, /email/);
+  });
+
+  test('#2 120,000 "-" in the weekly hours are refused by the admin body limit (413) before any parsing', async () => {
+    const payload = `name=Desk&mon=${'-'.repeat(120_000)}&_csrf=x&`.padEnd(140 * 1024, 'x');
+    const res = await inst.app.inject({
+      method: 'POST',
+      url: '/admin/schedules/1',
+      payload,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(res.statusCode, 413, res.body.slice(0, 200));
+  });
+
+  test('#6 TRUST_PROXY=1 trusts the one proxy in front: a spoofed first X-Forwarded-For entry is not the client', async () => {
+    const app = await buildApp({ db: inst.db, clock: inst.clock, trustProxy: loadConfig({ TRUST_PROXY: '1' }).trustProxy });
+    app.get('/whoami', async (request) => ({ ip: request.ip }));
+    try {
+      const res = await app.inject({
+        method: 'GET',
+        url: '/whoami',
+        remoteAddress: '10.0.0.2',
+        headers: { 'x-forwarded-for': '198.51.100.66, 203.0.113.7' },
+      });
+      assert.equal(JSON.parse(res.body).ip, '203.0.113.7', 'the address nginx appended, not the one the client wrote');
+    } finally {
+      await app.close();
+    }
+    const byAddress = await buildApp({ db: inst.db, clock: inst.clock, trustProxy: loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy });
+    byAddress.get('/whoami', async (request) => ({ ip: request.ip }));
+    try {
+      const fromProxy = await byAddress.inject({
+        method: 'GET',
+        url: '/whoami',
+        remoteAddress: '10.0.0.2',
+        headers: { 'x-forwarded-for': '198.51.100.66, 203.0.113.7' },
+      });
+      assert.equal(JSON.parse(fromProxy.body).ip, '203.0.113.7');
+      const direct = await byAddress.inject({
+        method: 'GET',
+        url: '/whoami',
+        remoteAddress: '192.0.2.9',
+        headers: { 'x-forwarded-for': '203.0.113.7' },
+      });
+      assert.equal(JSON.parse(direct.body).ip, '192.0.2.9', 'a client that is not the proxy cannot name itself');
+    } finally {
+      await byAddress.close();
+    }
+  });
+});
