@@ -185,3 +185,16 @@ test('#9 single-line values stay single-line in the text, HTML and .ics of every
   const notification = renderMessage(SOURCE);
   assert.match(notification.text, /\n {2}Notes: one\n {4}Bcc: nested@example\.org\n {4}two\n/);
 });
+
+test('#2 the schedule form caps its hours and exceptions texts: 120,000 "-" are refused by length, beside the field', async () => {
+  const { scheduleFromForm } = await import('../../src/http/admin/schedule-form.js');
+  const dashes = '-'.repeat(120_000);
+  assert.throws(
+    () => scheduleFromForm({ name: 'Desk', 'weekly_hours.mon': dashes }),
+    (e: Error & { path?: string }) => e.path === 'weekly_hours.mon' && /at most 2000/.test(e.message),
+  );
+  assert.throws(
+    () => scheduleFromForm({ name: 'Desk', exceptions: `2026-12-24 ${dashes}` }),
+    (e: Error & { path?: string }) => e.path === 'exceptions' && /at most 16000/.test(e.message),
+  );
+});
