@@ -6,6 +6,7 @@ import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
 import { buildApp } from '../../src/http/build-app.js';
 import { loadConfig } from '../../src/config.js';
+import { listMessages } from '../../src/app/outbox.js';
 
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 const SCHEDULE = {
@@ -126,5 +127,51 @@ describeEachDatabase('security: input', (dialect) => {
     } finally {
       await byAddress.close();
     }
+  });
+
+  /** Signs in as the test installation's admin; returns the Cookie header to send. */
+  async function signIn(): Promise<string> {
+    const form = await inst.app.inject({ method: 'GET', url: '/admin/signin' });
+    const jar = new Map((form.cookies as { name: string; value: string }[]).map((c) => [c.name, c.value]));
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)![1]!;
+    const res = await inst.app.inject({
+      method: 'POST',
+      url: '/admin/signin',
+      payload: new URLSearchParams({ email: 'admin@example.com', password: 'correct horse battery', _csrf: csrf }).toString(),
+      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(res.statusCode, 303, res.body);
+    for (const c of res.cookies as { name: string; value: string }[]) jar.set(c.name, c.value);
+    return [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  test("#13 the e-mail preview is its own document with its own CSP: the message's inline styles, nothing that runs or loads", async () => {
+    const booked = await inst.api({
+      method: 'POST',
+      url: '/api/bookings',
+      payload: { schedule, reason, slot: '2026-06-02 10:00:00', submission: { email: 'grace@example.com', first_name: 'Grace' } },
+    });
+    assert.equal(booked.statusCode, 201, booked.body);
+    const [message] = await listMessages(inst.db, { detailsId: booked.json().booking_details_id as string });
+    const cookie = await signIn();
+    const pageRes = await inst.app.inject({ method: 'GET', url: `/admin/mail/${message!.id}`, headers: { cookie } });
+    assert.equal(pageRes.statusCode, 200);
+    assert.match(pageRes.body, new RegExp(`<iframe [^>]*sandbox="" src="/admin/mail/${message!.id}/preview"`));
+    assert.doesNotMatch(pageRes.body, /srcdoc=/, 'a srcdoc document would inherit the admin CSP, which blocks its styles');
+
+    const preview = await inst.app.inject({ method: 'GET', url: `/admin/mail/${message!.id}/preview`, headers: { cookie } });
+    assert.equal(preview.statusCode, 200);
+    assert.match(preview.body, /^<!doctype html>/);
+    assert.match(preview.body, /style="font-family:sans-serif/);
+    const csp = String(preview.headers['content-security-policy']);
+    assert.match(csp, /style-src 'unsafe-inline'/);
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /(^|; )sandbox($|;)/);
+    assert.match(csp, /frame-ancestors 'self'/);
+    assert.doesNotMatch(csp, /script-src|unsafe-eval/);
+    assert.equal(preview.headers['x-frame-options'], 'SAMEORIGIN');
+    assert.equal(preview.headers['cache-control'], 'no-store');
+    const anonymous = await inst.app.inject({ method: 'GET', url: `/admin/mail/${message!.id}/preview` });
+    assert.equal(anonymous.statusCode, 303, 'signed-in only');
   });
 });
