@@ -2,6 +2,7 @@
 import { InvalidInput } from './errors.js';
 import { isEmailAddress } from './forms/form-fields.js';
 import { TimeZone } from './time/zone.js';
+import { controlCharacterProblem } from './text.js';
 
 export interface InstallationSettings {
   readonly name: string;
@@ -79,6 +80,8 @@ export const SMTP_URL_OPTIONS: readonly string[] = ['requireTLS', 'ignoreTLS'];
 export function parseSmtpUrl(value: string, field = 'smtp_url'): string {
   const text = value.trim();
   if (text === '') return '';
+  // the URL parser drops tabs and line breaks silently; the text we store must not carry them either
+  if (controlCharacterProblem(text) !== null) throw new InvalidInput('must be one line without control characters', field);
   let url: URL;
   try {
     url = new URL(text);
@@ -161,6 +164,9 @@ export const OPERATOR_SETTINGS: Readonly<Record<string, (text: string) => unknow
   'installation.name': (text) => {
     if (text.trim() === '' || text.length > 200)
       throw new InvalidInput('must be 1 to 200 characters', 'value', 'installation.name must be 1 to 200 characters');
+    const problem = controlCharacterProblem(text);
+    if (problem)
+      throw new InvalidInput(problem.replace(/^Must/, 'must'), 'value', `installation.name: ${problem.replace(/^Must/, 'must')}`);
     return text.trim();
   },
   'installation.timezone': (text) => parseTimezone(text),

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isEmailAddress, validateSubmission, type FormField } from '../../src/core/forms/form-fields.js';
 import { parseFormField, parseImportFile } from '../../src/core/schedules/schedule-definition.js';
-import { parseSmtpUrl, unmaskSmtpUrl } from '../../src/core/settings.js';
+import { parseOperatorSetting, parseSmtpUrl, unmaskSmtpUrl } from '../../src/core/settings.js';
 import { loadConfig, trustProxy } from '../../src/config.js';
 import { renderMessage, type MessageSource } from '../../src/mail/templates.js';
 
@@ -111,6 +111,9 @@ test('#7 control characters in schedule names, labels, options and descriptions 
   assert.throws(() => parseImportFile(schedule({ name: 'Desk\nTwo' })), /single line/);
   assert.throws(() => parseImportFile(schedule({ reasons: [{ name: 'Visit', description: 'a\u202e', duration_minutes: 30 }] })), /control/);
   assert.doesNotThrow(() => parseImportFile(schedule({ reasons: [{ name: 'Visit', description: 'two\nlines', duration_minutes: 30 }] })));
+  assert.throws(() => parseOperatorSetting('installation.name', 'Desk\r\nX'), /single line/);
+  assert.throws(() => parseOperatorSetting('installation.name', 'Desk\u0000'), /control/);
+  assert.throws(() => parseSmtpUrl('smtp://mail.example.com:25/?requireTLS=tr\nue'), /control/);
   assert.throws(() => parseFormField('team', { label: 'Team', form_type: 'select', options: ['Red\r\nBcc'] }, 'form.team'), /single line/);
 });
 
