@@ -216,4 +216,35 @@ describeEachDatabase('security: input', (dialect) => {
       await app.close();
     }
   });
+
+  test('#2 the slow-regex payload itself (120,000 "-" as Monday\'s hours, signed in) is refused beside the field, and /healthz answers meanwhile', async () => {
+    const cookie = await signIn();
+    const pageRes = await inst.app.inject({ method: 'GET', url: `/admin/schedules/${schedule}`, headers: { cookie } });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(pageRes.body)![1]!;
+    const fields = new URLSearchParams({
+      _csrf: csrf,
+      name: 'Desk',
+      slot_interval_minutes: '15',
+      min_notice_minutes: '0',
+      horizon_days: '60',
+      capacity: '1',
+      buffer_before_minutes: '0',
+      buffer_after_minutes: '0',
+      'weekly_hours.mon': '-'.repeat(120_000),
+      exceptions: `2026-12-24 ${'-'.repeat(10_000)}`,
+    }).toString();
+    assert.ok(fields.length < 128 * 1024, 'under the body limit: the field cap and the linear parse are what is tested');
+    const [res, health] = await Promise.all([
+      inst.app.inject({
+        method: 'POST',
+        url: `/admin/schedules/${schedule}`,
+        payload: fields,
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      inst.app.inject({ method: 'GET', url: '/healthz' }),
+    ]);
+    assert.equal(res.statusCode, 400);
+    assert.match(res.body, /id="weekly_hours\.mon-error">[^<]*at most 2000 characters/);
+    assert.equal(health.statusCode, 200);
+  });
 });
