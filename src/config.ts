@@ -1,5 +1,8 @@
 // Configuration from the environment, parsed once, typed and frozen (docs/decisions.md §6).
+import { isIP } from 'node:net';
 import { isEmailAddress } from './core/forms/form-fields.js';
+import { InvalidInput } from './core/errors.js';
+import { parseSmtpUrl } from './core/settings.js';
 
 export interface Config {
   readonly databaseUrl: string;
@@ -16,8 +19,36 @@ export interface Config {
   /** PostgreSQL connections per process */
   readonly databasePoolMax: number;
   readonly logLevel: string;
-  /** TRUST_PROXY=1: behind a reverse proxy, client address and protocol come from X-Forwarded-For/-Proto */
-  readonly trustProxy: boolean;
+  /**
+   * TRUST_PROXY: which reverse proxies may name the client (X-Forwarded-For) and protocol (X-Forwarded-Proto).
+   * false: none (unset); a number: that many hops in front (1: the one nginx); a list: the proxies' addresses
+   * or CIDR ranges. Never "every hop": that would let a client write its own address (docs/security.md).
+   */
+  readonly trustProxy: TrustProxy;
+}
+
+export type TrustProxy = false | number | readonly string[];
+
+/** An IPv4/IPv6 address, optionally with a /prefix. */
+function isAddressOrRange(text: string): boolean {
+  const [address = '', prefix, extra] = text.split('/');
+  const version = isIP(address);
+  if (version === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+/**
+ * '' / unset / 0: trust no proxy. 1-32: that many hops. A comma-separated list of addresses or CIDR ranges:
+ * those proxies. Anything else (such as "yes") trusts none, as before hop counts existed.
+ */
+export function trustProxy(text: string | undefined): TrustProxy {
+  const value = (text ?? '').trim();
+  if (value === '' || value === '0') return false;
+  if (/^[0-9]{1,2}$/.test(value)) return Number(value) <= 32 ? Number(value) : false;
+  const list = value.split(',').map((s) => s.trim());
+  if (list.every(isAddressOrRange)) return Object.freeze(list);
+  return false;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -35,6 +66,17 @@ function mailFrom(text: string | undefined): string | null {
   return text.trim();
 }
 
+/** SMTP_URL is checked as the admin area checks a saved URL: smtp:// or smtps://, only the documented options. */
+function smtpUrl(text: string | undefined): string | null {
+  if (!text) return null;
+  try {
+    return parseSmtpUrl(text) || null;
+  } catch (error) {
+    if (error instanceof InvalidInput) throw new Error(`SMTP_URL: ${error.reason}`, { cause: error });
+    throw error;
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze({
     databaseUrl: env.DATABASE_URL || 'sqlite:data/booking.db',
@@ -42,11 +84,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     redisUrl: env.REDIS_URL || null,
     redisPrefix: env.REDIS_PREFIX ?? 'booking:',
-    smtpUrl: env.SMTP_URL || null,
+    smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: mailFrom(env.MAIL_FROM),
     mailGiveUpAfterHours: integer(env, 'MAIL_GIVE_UP_AFTER_HOURS', 72, 1, 24 * 366),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
-    trustProxy: env.TRUST_PROXY === '1',
+    trustProxy: trustProxy(env.TRUST_PROXY),
   });
 }

@@ -2,6 +2,7 @@
 import { InvalidInput } from './errors.js';
 import { isEmailAddress } from './forms/form-fields.js';
 import { TimeZone } from './time/zone.js';
+import { controlCharacterProblem } from './text.js';
 
 export interface InstallationSettings {
   readonly name: string;
@@ -68,10 +69,19 @@ export function parseEmail(value: string, field = 'email'): string {
   return email;
 }
 
+/**
+ * The query options an SMTP URL may carry (docs/mail.md). nodemailer turns every query parameter into a
+ * transport option (`proxy`, `tls.*`, `localAddress` …), so anything else is refused: a URL can only name a
+ * server, its user and password, and whether TLS is required or skipped.
+ */
+export const SMTP_URL_OPTIONS: readonly string[] = ['requireTLS', 'ignoreTLS'];
+
 /** An SMTP server as nodemailer takes it: smtp:// or smtps:// with a host; '' (no server) is allowed. */
 export function parseSmtpUrl(value: string, field = 'smtp_url'): string {
   const text = value.trim();
   if (text === '') return '';
+  // the URL parser drops tabs and line breaks silently; the text we store must not carry them either
+  if (controlCharacterProblem(text) !== null) throw new InvalidInput('must be one line without control characters', field);
   let url: URL;
   try {
     url = new URL(text);
@@ -82,6 +92,20 @@ export function parseSmtpUrl(value: string, field = 'smtp_url'): string {
     throw new InvalidInput(`must start with smtp:// or smtps://, not ${url.protocol}//`, field);
   if (url.hostname === '') throw new InvalidInput('the URL names no host: use smtp://user:password@host:587', field);
   if (text.length > 2000) throw new InvalidInput('must have at most 2000 characters', field);
+  if (url.pathname !== '' && url.pathname !== '/')
+    throw new InvalidInput('an SMTP URL has no path: use smtp://user:password@host:587', field);
+  if (url.hash !== '') throw new InvalidInput('an SMTP URL has no #fragment', field);
+  const seen = new Set<string>();
+  for (const [key, option] of url.searchParams) {
+    if (!SMTP_URL_OPTIONS.includes(key))
+      throw new InvalidInput(
+        `unsupported option ${JSON.stringify(key)} in the URL: only ${SMTP_URL_OPTIONS.map((o) => `${o}=true|false`).join(' and ')} are accepted`,
+        field,
+      );
+    if (seen.has(key)) throw new InvalidInput(`the option ${key} is given twice`, field);
+    seen.add(key);
+    if (option !== 'true' && option !== 'false') throw new InvalidInput(`the option ${key} must be true or false`, field);
+  }
   return text;
 }
 
@@ -102,17 +126,26 @@ export function maskSmtpUrl(text: string): string {
 }
 
 /**
- * A submitted URL whose password is still the mask gets the stored password back, but only for the same
- * scheme, user, host and port: otherwise a signed-in attacker could send the password to a server of theirs.
+ * A submitted URL whose password is still the mask gets the stored password back, but only when the rest of
+ * the URL is exactly the stored one (scheme, user, host, port, path and query alike): otherwise a signed-in
+ * attacker could send the password to a server of theirs, or through a proxy or without TLS.
  */
 export function unmaskSmtpUrl(submitted: string, stored: string, field = 'smtp_url'): string {
   if (submitted === '') return '';
   const url = new URL(submitted);
   if (url.password !== PASSWORD_MASK) return submitted;
-  const old = stored === '' ? null : new URL(stored);
-  const same =
-    old && old.password !== '' && ['protocol', 'username', 'hostname', 'port'].every((k) => old[k as 'port'] === url[k as 'port']);
-  if (!same) throw new InvalidInput('the server or user changed: type the password again instead of ' + PASSWORD_MASK, field);
+  let old: URL | null;
+  try {
+    old = stored === '' ? null : new URL(stored);
+  } catch {
+    old = null;
+  }
+  const same = old !== null && old.password !== '' && maskSmtpUrl(stored) === url.href;
+  if (!same || !old)
+    throw new InvalidInput(
+      `the server or user changed: type the password again instead of ${PASSWORD_MASK} (it is kept only while the rest of the URL, options included, is unchanged)`,
+      field,
+    );
   url.password = old.password;
   return url.href;
 }
@@ -131,6 +164,9 @@ export const OPERATOR_SETTINGS: Readonly<Record<string, (text: string) => unknow
   'installation.name': (text) => {
     if (text.trim() === '' || text.length > 200)
       throw new InvalidInput('must be 1 to 200 characters', 'value', 'installation.name must be 1 to 200 characters');
+    const problem = controlCharacterProblem(text);
+    if (problem)
+      throw new InvalidInput(problem.replace(/^Must/, 'must'), 'value', `installation.name: ${problem.replace(/^Must/, 'must')}`);
     return text.trim();
   },
   'installation.timezone': (text) => parseTimezone(text),

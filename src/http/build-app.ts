@@ -16,8 +16,8 @@ export interface AppDeps {
   rateLimits?: ApiAccessDeps['rateLimits'];
   snapshots?: SnapshotCache;
   logger?: FastifyServerOptions['logger'];
-  /** trust X-Forwarded-* from a reverse proxy (config.trustProxy); default false */
-  trustProxy?: boolean;
+  /** which reverse proxies' X-Forwarded-* to trust (config.trustProxy: a hop count or addresses); default none */
+  trustProxy?: false | number | readonly string[];
   /** SMTP_URL / MAIL_FROM (config): when set, the admin area shows them read-only; default null, i.e. unset */
   smtpUrl?: string | null;
   mailFrom?: string | null;
@@ -28,6 +28,10 @@ export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie'
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? Date.now;
   const snapshots = deps.snapshots ?? new SnapshotCache(deps.db);
+  const trust = deps.trustProxy ?? false;
+  // a hop count as proxy-addr takes it (hop 0 is the peer): Fastify's types list no number
+  const trustProxy: FastifyServerOptions['trustProxy'] =
+    typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : typeof trust === 'object' ? [...trust] : false;
   const app = Fastify({
     logger: deps.logger ?? false,
     // no access log per request: it would cost a large share of a fast call; errors are still logged
@@ -35,7 +39,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // a booking body is small; the API route sets its own 64 KiB limit
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
-    trustProxy: deps.trustProxy ?? false,
+    trustProxy,
   });
   app.setErrorHandler(errorHandler);
   app.decorateRequest('snapshot', null as never);

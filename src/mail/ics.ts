@@ -2,6 +2,7 @@
 // METHOD:CANCEL with the same UID and a higher SEQUENCE when cancelled, so calendar clients update the
 // event they already have instead of adding a second one.
 import { formatUtc } from '../core/time/calendar.js';
+import { singleLine } from '../core/text.js';
 
 export interface CalendarEvent {
   method: 'REQUEST' | 'CANCEL';
@@ -33,7 +34,10 @@ export function escapeText(value: string): string {
 }
 
 /** A parameter value (e.g. CN) is quoted; DQUOTE and controls cannot be represented in it, so they go. */
-const paramValue = (value: string) => `"${value.replace(/["\x00-\x1f\x7f]/g, ' ').trim()}"`;
+const paramValue = (value: string) => `"${singleLine(value).replace(/"/g, ' ').trim()}"`;
+
+/** The address of a mailto: URI: one line, no spaces (a validated address has none; stored data may predate that). */
+const mailto = (email: string) => `mailto:${singleLine(email).replace(/[ "]/g, '')}`;
 
 /**
  * Lines longer than 75 octets are folded (§3.1): CRLF followed by one space. The cut never splits
@@ -61,7 +65,7 @@ export function foldLine(line: string): string {
 
 export function calendarFile(event: CalendarEvent): string {
   const person = (role: 'ORGANIZER' | 'ATTENDEE', p: { name: string; email: string }, extra = '') =>
-    `${role};CN=${paramValue(p.name || p.email)}${extra}:mailto:${p.email}`;
+    `${role};CN=${paramValue(p.name || p.email)}${extra}:${mailto(p.email)}`;
   const lines = [
     'BEGIN:VCALENDAR',
     'VERSION:2.0',

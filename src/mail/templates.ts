@@ -4,7 +4,7 @@
 import type { Answer } from '../core/forms/form-fields.js';
 import { TimeZone } from '../core/time/zone.js';
 import type { MessageKind } from '../core/messages.js';
-import { escapeHtml, headerText, personName } from '../core/text.js';
+import { escapeHtml, headerText, personName, singleLine } from '../core/text.js';
 import { calendarFile } from './ics.js';
 
 export interface MessageSource {
@@ -62,23 +62,52 @@ function answerText(value: Answer): string {
   return value;
 }
 
-/** The customer's answers, labelled, in the form's order; answers to fields since removed keep their name. */
+/** A multi-line answer's lines, each single-line: CR, LF, CRLF and U+2028/U+2029 all end a line. */
+function answerLines(value: string): string[] {
+  return value.split(/\r\n|[\r\n\u2028\u2029]/).map(singleLine);
+}
+
+/**
+ * The customer's answers, labelled, in the form's order; answers to fields since removed keep their name.
+ * A label is single-line; a value keeps its line breaks as '\n' only (the text body indents them).
+ */
 export function labelledAnswers(source: MessageSource): { label: string; value: string }[] {
+  const { answers } = source.booking;
   const known = new Set(source.form.map((f) => f.name));
   const inForm = source.form
-    .filter((f) => f.name in source.booking.answers)
-    .map((f) => ({ label: f.label || f.name, value: answerText(source.booking.answers[f.name]!) }));
-  const others = Object.keys(source.booking.answers)
+    .filter((f) => Object.hasOwn(answers, f.name))
+    .map((f) => ({ label: f.label || f.name, value: answerText(answers[f.name]!) }));
+  const others = Object.keys(answers)
     .filter((name) => !known.has(name))
-    .map((name) => ({ label: name, value: answerText(source.booking.answers[name]!) }));
-  return [...inForm, ...others];
+    .map((name) => ({ label: name, value: answerText(answers[name]!) }));
+  return [...inForm, ...others].map((a) => ({ label: singleLine(a.label), value: answerLines(a.value).join('\n') }));
+}
+
+/**
+ * Every value that is one line by nature (names, the e-mail address) made single-line wherever it is
+ * rendered: text, HTML, .ics and headers. Validation refuses line breaks in them on entry; this also covers
+ * values stored before it did, so "Eve\r\nBcc: …" can never start a line of its own.
+ */
+function singleLineSource(source: MessageSource): MessageSource {
+  return {
+    ...source,
+    installation: { ...source.installation, name: singleLine(source.installation.name) },
+    scheduleName: singleLine(source.scheduleName),
+    reason: { ...source.reason, name: singleLine(source.reason.name) },
+    customer: {
+      firstName: singleLine(source.customer.firstName),
+      lastName: singleLine(source.customer.lastName),
+      email: source.customer.email === null ? null : singleLine(source.customer.email),
+    },
+  };
 }
 
 function customerName(source: MessageSource): string {
   return personName(source.customer.firstName, source.customer.lastName);
 }
 
-export function renderMessage(source: MessageSource): RenderedMessage {
+export function renderMessage(original: MessageSource): RenderedMessage {
+  const source = singleLineSource(original);
   const { installation, booking, reason, kind } = source;
   const when = localTimes(installation.timezone, booking.start, booking.end);
   const whenText = `${when.date}, ${when.from}–${when.to} (${when.zone})`;
@@ -120,7 +149,7 @@ export function renderMessage(source: MessageSource): RenderedMessage {
     intro,
     '',
     ...facts.map(([k, v]) => `${`${k}:`.padEnd(width)}${v}`),
-    ...(answers.length ? ['', "Customer's answers:", ...answers.map((a) => `  ${a.label}: ${a.value.replace(/\r?\n/g, '\n    ')}`)] : []),
+    ...(answers.length ? ['', "Customer's answers:", ...answers.map((a) => `  ${a.label}: ${a.value.replace(/\n/g, '\n    ')}`)] : []),
     '',
     closing,
     '',

@@ -1,5 +1,6 @@
 // A schedule's booking form (docs/decisions.md §4 "Forms") and the validation of a submission against it (§5).
 import { parseDate } from '../time/calendar.js';
+import { controlCharacterProblem } from '../text.js';
 
 export const FORM_TYPES = ['textbox', 'textarea', 'checkbox', 'select'] as const;
 export const INPUT_TYPES = ['text', 'email', 'tel', 'number', 'date'] as const;
@@ -22,6 +23,15 @@ export interface FormField {
 export const HIDDEN_FIELD = 'password';
 
 export const FIELD_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** Names FIELD_NAME_RE allows that mean something to a JavaScript object: refused as field names. */
+export const RESERVED_FIELD_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** null when `name` may name a form field; otherwise why not. */
+export function fieldNameProblem(name: string): string | null {
+  if (!FIELD_NAME_RE.test(name)) return 'field names are letters, digits and _ (at most 64), not starting with a digit';
+  if (RESERVED_FIELD_NAMES.has(name)) return `${name} is reserved: choose another field name`;
+  return null;
+}
 export const MAX_VALUE_LENGTH = 1000;
 
 export const DEFAULT_FORM: readonly FormField[] = [
@@ -44,13 +54,18 @@ export type SubmissionResult =
 
 export const FIELD_REQUIRED = 'Field is required';
 
-// Deliberately plain: one '@', no spaces or control characters, a dot in the domain.
-const EMAIL_RE = /^[^\s@"<>,;:()\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+// Deliberately plain: a local part of printable ASCII "atext" (RFC 5322 §3.2.3: no spaces, quotes, controls,
+// non-ASCII, nothing a mail header would encode, so the address in the header and the envelope are the same
+// text), one '@', a dot in the ASCII domain. Linear: each part is a character class the next part cannot
+// start with ('@', '.'), so there is one way to match.
+const EMAIL_RE =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 const TEL_RE = /^[0-9 +\-().]+$/;
 const NUMBER_RE = /^\s*-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
 
 export function isEmailAddress(text: string): boolean {
-  return text.length <= 254 && EMAIL_RE.test(text);
+  // '=?' would start an RFC 2047 encoded word, which a mail program may decode into another address
+  return text.length <= 254 && EMAIL_RE.test(text) && !text.includes('=?');
 }
 
 type Checked = { answer: Answer | undefined } | { error: string };
@@ -87,6 +102,9 @@ function checkField(field: FormField, raw: unknown): Checked {
     case 'text':
       break;
   }
+  // after the type checks (they already refuse controls), so their messages stay as they were
+  const control = controlCharacterProblem(text, field.formType === 'textarea');
+  if (control) return { error: control };
   return { answer: text };
 }
 
@@ -95,12 +113,14 @@ function checkField(field: FormField, raw: unknown): Checked {
  * Keys the form does not define, and the password field, are dropped.
  */
 export function validateSubmission(form: readonly FormField[], submission: Readonly<Record<string, unknown>>): SubmissionResult {
-  const answers: Record<string, Answer> = {};
+  // keyed in a Map, made an object by Object.fromEntries: every name becomes an own data property, never a
+  // prototype change, whatever the name (reserved names are refused in the form already; this keeps it so)
+  const answers = new Map<string, Answer>();
   for (const field of publicFields(form)) {
     const raw = Object.hasOwn(submission, field.name) ? submission[field.name] : undefined;
     const checked = checkField(field, raw);
     if ('error' in checked) return { ok: false, field: field.name, message: checked.error };
-    if (checked.answer !== undefined) answers[field.name] = checked.answer;
+    if (checked.answer !== undefined) answers.set(field.name, checked.answer);
   }
-  return { ok: true, answers };
+  return { ok: true, answers: Object.fromEntries(answers) };
 }

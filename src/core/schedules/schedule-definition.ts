@@ -1,9 +1,10 @@
 // A schedule as an operator describes it (the import file of docs/decisions.md §6, and the admin area's forms),
 // checked whole before anything is stored.
 import { InvalidInput } from '../errors.js';
+import { controlCharacterProblem } from '../text.js';
 import { WEEKDAYS, formatClock, parseClock, parseDate, type Weekday } from '../time/calendar.js';
 import { MAX_BUFFER_MINUTES, MAX_DURATION_MINUTES } from '../availability/free-slots.js';
-import { DEFAULT_FORM, FIELD_NAME_RE, FORM_TYPES, INPUT_TYPES, type FormField } from '../forms/form-fields.js';
+import { DEFAULT_FORM, fieldNameProblem, FORM_TYPES, INPUT_TYPES, type FormField } from '../forms/form-fields.js';
 import type { DateException, Interval, ReasonDefinition, ScheduleDefinition, ScheduleSettings, WeeklyHours } from './schedule.js';
 
 export const DEFAULT_SETTINGS: ScheduleSettings = {
@@ -36,9 +37,16 @@ function fail(path: string, reason: string): never {
 /** A key's path below `at`; the admin area parses one form's fields at the top (''), naming them by key alone. */
 const child = (at: string, key: string) => (at === '' ? key : `${at}.${key}`);
 
+/** Control characters are refused (docs/security.md); line breaks only where the text is multi-line. */
+function checkText(value: string, path: string, multiLine = false): void {
+  const problem = controlCharacterProblem(value, multiLine);
+  if (problem) fail(path, problem.replace(/^Must/, 'must'));
+}
+
 export function parseName(value: unknown, path: string, max = 200): string {
   if (typeof value !== 'string' || value.trim() === '') fail(path, 'must be a non-empty string');
   if (value.length > max) fail(path, `must be at most ${max} characters`);
+  checkText(value, path);
   return value.trim();
 }
 
@@ -107,6 +115,7 @@ export function parseReason(item: unknown, at: string): ReasonDefinition {
   const description = item.description ?? '';
   if (typeof description !== 'string' || description.length > 2000)
     fail(child(at, 'description'), 'must be a string of at most 2000 characters');
+  checkText(description, child(at, 'description'), true);
   return {
     name: parseName(item.name, child(at, 'name')),
     description,
@@ -115,7 +124,8 @@ export function parseReason(item: unknown, at: string): ReasonDefinition {
 }
 
 export function parseFormField(name: string, spec: unknown, at: string): FormField {
-  if (!FIELD_NAME_RE.test(name)) fail(at, 'field names are letters, digits and _ (at most 64), not starting with a digit');
+  const nameProblem = fieldNameProblem(name);
+  if (nameProblem) fail(at, nameProblem);
   if (!isObject(spec)) fail(at, 'must be an object {"label", "input_type", ...}');
   const formType = spec.form_type ?? 'textbox';
   if (!isOneOf(FORM_TYPES, formType)) fail(child(at, 'form_type'), `must be one of ${FORM_TYPES.join(', ')}`);
@@ -128,12 +138,18 @@ export function parseFormField(name: string, spec: unknown, at: string): FormFie
     if (!Array.isArray(spec.options) || spec.options.length === 0 || !spec.options.every((o) => typeof o === 'string' && o !== '')) {
       fail(child(at, 'options'), 'a select needs a non-empty list of non-empty strings');
     }
+    (spec.options as string[]).forEach((o, i) => {
+      if (o.length > 200) fail(`${child(at, 'options')}[${i}]`, 'must be at most 200 characters');
+      checkText(o, `${child(at, 'options')}[${i}]`);
+    });
     options = [...new Set(spec.options as string[])];
   } else if (spec.options !== undefined) {
     fail(child(at, 'options'), 'only a select has options');
   }
   const value = spec.value ?? '';
   if (typeof value !== 'string') fail(child(at, 'value'), 'must be a string');
+  if (value.length > 1000) fail(child(at, 'value'), 'must be at most 1000 characters');
+  checkText(value, child(at, 'value'), formType === 'textarea');
   return { name, label: parseName(spec.label ?? name, child(at, 'label')), formType, inputType, required, options, value };
 }
 

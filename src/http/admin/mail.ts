@@ -13,6 +13,13 @@ import { html, type Markup } from './html.js';
 import { csrfField, input, page, select, type Errors } from './layout.js';
 import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 
+/** The e-mail preview's own headers (replacing the admin pages' CSP and X-Frame-Options: DENY for this document). */
+export const PREVIEW_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'; sandbox",
+  'x-frame-options': 'SAMEORIGIN',
+};
+
 /** SMTP_URL and MAIL_FROM as src/config.ts read them from the environment; when set they win over what is saved here. */
 export interface FixedMailSettings {
   smtpUrl: string | null;
@@ -136,11 +143,22 @@ ${m.lastError ? html`<dt>Last error</dt><dd>${m.lastError}</dd>` : ''}
 ${m.detailsId ? html`<dt>Booking</dt><dd><a href="/admin/bookings/${m.detailsId}">${m.detailsId}</a></dd>` : ''}</dl>
 ${m.state !== 'sent' && m.state !== 'sending' ? html`<form method="post" action="/admin/mail/${m.id}/retry">${csrfField(ctx)}<button>Retry now</button></form>` : ''}</section>
 <h2>Text</h2><section><pre class="mail-text">${preview.text}</pre></section>
-<h2>HTML</h2><section><iframe title="HTML version of the message" sandbox="" srcdoc="${preview.html}" width="100%" height="400"></iframe></section>
+<h2>HTML</h2><section><iframe title="HTML version of the message" sandbox="" src="/admin/mail/${m.id}/preview" width="100%" height="400"></iframe></section>
 <h2>Calendar attachment</h2><section><p>${preview.calendar.filename} (${preview.calendar.method})</p></section>`,
         { flash: q.saved === 'retry' ? 'The message will be tried again at once.' : undefined },
       ),
     );
+  });
+
+  // The iframe's document: the message's HTML as it is sent, with a policy of its own. The admin pages' CSP
+  // (no inline styles) would restyle the message; this one allows its inline styles and nothing that runs
+  // or loads: no script, no external image, font or stylesheet, no form, no plugin, and `sandbox` makes the
+  // document an opaque origin even when opened outside the iframe. Framed only by the admin area itself.
+  app.get('/mail/:id/preview', async (request, reply) => {
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Message not found');
+    const preview = await previewMessage(db, id);
+    return reply.headers(PREVIEW_HEADERS).type('text/html; charset=utf-8').send(preview.html);
   });
 
   app.post('/mail/:id/retry', async (request, reply) => {

@@ -8,6 +8,7 @@ import { SignInThrottle } from '../../app/admin-auth.js';
 import { ADMIN_CSS, ADMIN_JS } from './layout.js';
 import type { AdminDeps } from './context.js';
 import { addSecurityHeaders } from './security-headers.js';
+import { ADMIN_BODY_LIMIT, restrictFormBodies } from './form-body.js';
 import { guardSessions } from './session-guard.js';
 import { errorPages } from './error-pages.js';
 import { setupRoutes } from './setup.js';
@@ -31,8 +32,9 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   const throttle = options.throttle ?? new SignInThrottle(db);
 
   await app.register(cookie);
-  await app.register(formbody, { bodyLimit: 256 * 1024 });
+  await app.register(formbody, { bodyLimit: ADMIN_BODY_LIMIT });
   addSecurityHeaders(app);
+  restrictFormBodies(app);
   guardSessions(app, deps);
   errorPages(app);
 

@@ -82,6 +82,17 @@ function exceptionsFromText(value: string): unknown[] {
 export const exceptionsToText = (exceptions: readonly DateException[]) =>
   exceptions.map((e) => `${e.date} ${e.hours.length ? intervalsToText(e.hours) : 'closed'}`).join('\n');
 
+/** Caps on the multi-line texts of the schedule form (docs/security.md "Input limits"). */
+export const MAX_HOURS_TEXT = 2_000;
+export const MAX_EXCEPTIONS_TEXT = 16_000;
+
+/** A field's text, refused when longer than `max` characters. */
+function capped(input: FormInput, field: string, max: number): string {
+  const value = text(input, field);
+  if (value.length > max) throw InvalidInput.at(field, `must be at most ${max} characters`);
+  return value;
+}
+
 /** Name, settings, weekly hours and exceptions from the schedule form. */
 export function scheduleFromForm(input: FormInput): ScheduleEdit {
   const item: Record<string, unknown> = {};
@@ -92,10 +103,12 @@ export function scheduleFromForm(input: FormInput): ScheduleEdit {
     weeklyHours: Object.fromEntries(
       WEEKDAYS.map((d) => {
         const field = `weekly_hours.${d}`;
-        return [d, forField(field, () => parseIntervals(intervalsFromText(text(input, field)), field))];
+        return [d, forField(field, () => parseIntervals(intervalsFromText(capped(input, field, MAX_HOURS_TEXT)), field))];
       }),
     ),
-    exceptions: forField('exceptions', () => parseExceptions(exceptionsFromText(text(input, 'exceptions')), 'exceptions')),
+    exceptions: forField('exceptions', () =>
+      parseExceptions(exceptionsFromText(capped(input, 'exceptions', MAX_EXCEPTIONS_TEXT)), 'exceptions'),
+    ),
   };
 }
 
