@@ -1,4 +1,4 @@
-// Admin sign-in, sessions and password changes (docs/security-admin.md).
+// Admin sign-in, sessions and password changes (docs/security.md, "The admin area").
 //
 // Sessions live in the database (table admin_sessions), so that every instance sees the same ones and
 // sign-out, a password change and `booking admin reset-password` end them at once everywhere. The cookie
@@ -134,7 +134,7 @@ export interface ThrottledAttempt {
   rows: number[];
 }
 
-/** The limits, each over the same sliding window (docs/security-admin.md). */
+/** The limits, each over the same sliding window (docs/security.md, "The admin area"). */
 export interface ThrottleLimits {
   /** failures of one account from one address */
   perPair: number;

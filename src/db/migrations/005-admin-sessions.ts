@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../connect.js';
 import { columnTypes } from './columns.js';
 
-// Server-side admin sessions (docs/security-admin.md): one row per signed-in browser, keyed by the SHA-256
+// Server-side admin sessions (docs/security.md, "The admin area"): one row per signed-in browser, keyed by the SHA-256
 // of the random session id its cookie carries. Sign-out deletes the row; a password change and
 // `booking admin reset-password` delete all of the admin's rows. Every instance on the database sees the same rows.
 export function adminSessions(dialect: DialectName) {
