@@ -87,6 +87,7 @@ async function run(variant: Variant, paced: boolean) {
   try {
     if (!paced) for (let i = 0; i < BOOKINGS; i += 1) await book(i);
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     const worker = startOutboxWorker({
       db: inst.db,
       smtpUrl: smtp.url(variant.pool),
@@ -108,6 +109,7 @@ async function run(variant: Variant, paced: boolean) {
       await new Promise((r) => setTimeout(r, 5));
     }
     const last = Math.max(...smtp.arrived.values());
+    const cpu = process.cpuUsage(cpuBefore);
     await worker.stop();
     const unsent = (await listMessages(inst.db, { limit: 500 })).filter((m) => m.state !== 'sent').length;
     const latencies = [...smtp.arrived].map(([id, at]) => at - (paced ? queuedAt.get(outboxId(id))! : started)).sort((a, b) => a - b);
@@ -118,6 +120,7 @@ async function run(variant: Variant, paced: boolean) {
       max: latencies[latencies.length - 1]!,
       unsent,
       total,
+      cpuMsPerMail: (cpu.user + cpu.system) / 1000 / total,
     };
   } finally {
     await smtp.close();
@@ -125,12 +128,13 @@ async function run(variant: Variant, paced: boolean) {
   }
 }
 
-console.log(`SMTP server answers each message after ${DELAY_MS} ms; SQLite; one worker (one process)\n`);
+console.log(`SMTP server answers each message after ${DELAY_MS} ms; SQLite; one worker (one process)`);
+console.log('CPU: of this process (worker, SQLite and the SMTP server together) per message; the ceiling is about 1000 / that per core\n');
 console.log(`burst: ${BOOKINGS * 2} messages queued, then the worker starts`);
 for (const variant of VARIANTS) {
   const r = await run(variant, false);
   console.log(
-    `  ${variant.name.padEnd(50)} ${r.mailsPerSecond.toFixed(1).padStart(7)} mails/s   queue-to-delivery p50 ${ms(r.p50)}, max ${ms(r.max)}${r.unsent ? `, ${r.unsent} NOT SENT` : ''}`,
+    `  ${variant.name.padEnd(50)} ${r.mailsPerSecond.toFixed(1).padStart(7)} mails/s   queue-to-delivery p50 ${ms(r.p50)}, max ${ms(r.max)}, CPU ${r.cpuMsPerMail.toFixed(1)} ms/mail${r.unsent ? `, ${r.unsent} NOT SENT` : ''}`,
   );
 }
 console.log(`\npaced: ${RATE} bookings/s (${RATE * 2} mails/s) for ${SECONDS} s while the worker runs`);
