@@ -14,9 +14,9 @@
 // message again once the claim expires. Every message carries a stable Message-ID (outbox row and booking),
 // so such a duplicate is recognisable as one by mail clients.
 //
-// Claims are short (default 60 s) and cover only the messages being sent right now, so a message whose
-// outcome could not be written (a failure while the database was away) is due again soon, not after ten
-// minutes.
+// Claims are short (default 2 minutes, a send abandoned after 1) and cover only the messages being sent
+// right now, so a message whose outcome could not be written (a failure while the database was away) is
+// due again soon, not after ten minutes.
 //
 // Stopping (shutdown) gives a send in flight a short grace, then aborts it (nodemailer closes the
 // connection) and releases its claim and those of the batch's unsent rows: the SMTP server never
@@ -362,7 +362,7 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const delivery = new OutboxDelivery({
     ...options,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
-    claimMs: options.claimMs ?? 60_000,
+    claimMs: options.claimMs ?? 2 * 60_000,
     concurrency,
     batchSize: options.batchSize ?? concurrency,
     retryBaseMs: options.retryBaseMs ?? 30_000,
