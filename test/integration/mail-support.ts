@@ -23,6 +23,8 @@ export class TestSmtpServer {
   mode: SmtpMode = 'accept';
   /** refusals answered so far (4xx or 5xx) */
   refusals = 0;
+  /** the messages refused, as they arrived */
+  readonly refused: ReceivedMail[] = [];
   /**
    * Runs when a message has arrived in full, before the server answers 250 (the test injects a fault
    * there: the message is accepted the moment the hook resolves).
@@ -51,19 +53,20 @@ export class TestSmtpServer {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => {
+          const mail = {
+            envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks).toString('utf8'),
+          };
           if (this.mode !== 'accept') {
             this.refusals += 1;
+            this.refused.push(mail);
             const error = Object.assign(new Error(this.mode === 'tempfail' ? 'try again later' : 'refused for now'), {
               responseCode: this.mode === 'tempfail' ? 451 : 554,
             });
             callback(error);
             return;
           }
-          const mail = {
-            envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-            envelopeTo: session.envelope.rcptTo.map((r) => r.address),
-            raw: Buffer.concat(chunks).toString('utf8'),
-          };
           const hook = this.beforeAccept ? this.beforeAccept(mail) : Promise.resolve();
           void hook.then(
             () => {
