@@ -16,6 +16,8 @@ export interface Config {
   readonly mailFrom: string | null;
   /** a message still failing this long after it was queued is given up ('failed') */
   readonly mailGiveUpAfterHours: number;
+  /** MAIL_CONCURRENCY: messages each process sends at once, over as many reused SMTP connections */
+  readonly mailConcurrency: number;
   /** PostgreSQL connections per process */
   readonly databasePoolMax: number;
   readonly logLevel: string;
@@ -87,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: mailFrom(env.MAIL_FROM),
     mailGiveUpAfterHours: integer(env, 'MAIL_GIVE_UP_AFTER_HOURS', 72, 1, 24 * 366),
+    mailConcurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxy(env.TRUST_PROXY),

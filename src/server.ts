@@ -42,6 +42,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,
     giveUpAfterMs: config.mailGiveUpAfterHours * 3_600_000,
+    concurrency: config.mailConcurrency,
     log: app.log.child({ component: 'outbox' }),
   });
   let stopping: Promise<void> | null = null;

@@ -1,19 +1,29 @@
 // Delivers the outbox over SMTP, inside each `booking serve` process. It polls for due rows (one indexed
-// query), claims a batch so no other worker or instance sends the same message, sends each one, and
-// records the outcome. A failure is retried with capped exponential backoff and jitter until the
-// give-up time has passed since the message was queued; then it is 'failed' and the admin area shows it.
+// query), claims only as many as it sends at once (`concurrency`, over a pool of reused SMTP connections),
+// sends them, and records each outcome. A failure is retried with capped exponential backoff and jitter
+// until the give-up time has passed since the message was queued; then it is 'failed' and the admin area
+// shows it.
 //
-// Exactly once: a message is marked sent right after the SMTP server accepts it, and a send is aborted
-// well before its claim expires, so another worker can only take over a message whose sender has given
-// up on it or died. (A process that dies in the instant between the server's acceptance and the 'sent'
-// write would send that one message again after the claim expires: the unavoidable at-least-once gap of
-// any SMTP client, kept as short as one UPDATE.)
+// Exactly once, as far as an SMTP client can: a message is recorded 'sent' right after the SMTP server
+// accepts it. When that write fails (the database restarting, a connection reset, a lock held too long)
+// the acceptance is kept in memory (`accepted`) and written first on every following poll, before anything
+// new is claimed; a row of this set is never sent again by this process, even if its claim expired and it
+// was claimed again. A send is aborted well before its claim expires, so another worker only takes over a
+// message whose sender has given up on it or died. What remains: a process that dies between the server's
+// acceptance and the 'sent' record (normally one UPDATE; longer while the database is away) sends that
+// message again once the claim expires. Every message carries a stable Message-ID (outbox row and booking),
+// so such a duplicate is recognisable as one by mail clients.
+//
+// Claims are short (default 2 minutes, a send abandoned after 1) and cover only the messages being sent
+// right now, so a message whose outcome could not be written (a failure while the database was away) is
+// due again soon, not after ten minutes.
 //
 // Stopping (shutdown) gives a send in flight a short grace, then aborts it (nodemailer closes the
 // connection) and releases its claim and those of the batch's unsent rows: the SMTP server never
 // acknowledged them, so they are due again at once for any worker, and a slow or stalled server cannot
 // hold the process past its shutdown bound. (Aborted after the server had the whole message but before
 // its answer arrived, a message could be sent twice: the same gap as above, widened to the grace.)
+// Acceptances not yet written are retried for a moment (STOP_RECORD_MS) before the process ends.
 //
 // The SMTP server is SMTP_URL when set, else the one saved in the admin area ('mail.smtp_url'), looked
 // up on every poll through the snapshot cache (one primary-key read unless the configuration changed).
@@ -28,7 +38,7 @@ import {
   type OutboxRow,
 } from '../db/repos/outbox.repository.js';
 import { renderMessage } from '../mail/templates.js';
-import { describeSendError, smtpTransport, type SmtpTransport } from '../mail/smtp-transport.js';
+import { describeSendError, outboxMessageId, smtpTransport, type SmtpTransport } from '../mail/smtp-transport.js';
 import { SnapshotCache } from './snapshot.js';
 import { loadMessageSource } from './outbox.js';
 
@@ -52,6 +62,9 @@ export interface OutboxWorkerOptions {
   pollIntervalMs?: number;
   /** how long a claim holds; a send is aborted at half of it, so it never outlives its claim */
   claimMs?: number;
+  /** how many messages are sent at once (and SMTP connections kept open); default 4 */
+  concurrency?: number;
+  /** how many due messages one poll claims; default `concurrency` (only what is sent at once is claimed) */
   batchSize?: number;
   /** first retry delay; doubles per attempt up to retryCapMs, with jitter */
   retryBaseMs?: number;
@@ -78,6 +91,12 @@ export interface OutboxWorker {
 /** How long stop() lets a send in flight finish: an SMTP server that works answers within milliseconds. */
 export const STOP_GRACE_MS = 1_000;
 
+/** How long stop() keeps retrying to record acceptances the database refused (within the shutdown bound). */
+export const STOP_RECORD_MS = 2_000;
+
+/** Default MAIL_CONCURRENCY: messages sent at once per process, over as many pooled SMTP connections. */
+export const DEFAULT_MAIL_CONCURRENCY = 4;
+
 const silent: OutboxLog = { info() {}, warn() {}, error() {} };
 
 /** Delay before retry number `attempt` (1 = the first retry): base * 2^(attempt-1), capped, then 50-100% of it. */
@@ -101,6 +120,7 @@ class TransportSlot {
 
   constructor(
     private readonly maxWaitMs: number,
+    private readonly maxConnections: number,
     private readonly log: OutboxLog,
   ) {}
 
@@ -109,7 +129,7 @@ class TransportSlot {
     if (this.current?.url === url) return this.current.transport;
     this.close();
     if (url === '') return null;
-    this.current = { url, transport: smtpTransport(url, this.maxWaitMs) };
+    this.current = { url, transport: smtpTransport(url, this.maxWaitMs, this.maxConnections) };
     // the URL holds the password: log only that it changed
     this.log.info({}, 'SMTP server configured');
     return this.current.transport;
@@ -158,23 +178,46 @@ class OutboxDelivery {
   private readonly sends = new InFlightSends();
   /** a send must end (or be abandoned) this long before its claim does */
   private readonly sendDeadlineMs: number;
+  /**
+   * Messages the SMTP server accepted whose 'sent' record the database refused: outbox id -> when it was
+   * accepted. Written first on every poll; never sent again while this process lives.
+   */
+  private readonly accepted = new Map<number, number>();
+  /** polls in a row that failed (the database away): the next one waits longer, up to 10 poll intervals */
+  private failedPolls = 0;
 
   constructor(private readonly options: Settings) {
     this.sendDeadlineMs = Math.floor(options.claimMs / 2);
     this.snapshots = new SnapshotCache(options.db);
-    this.transports = new TransportSlot(this.sendDeadlineMs, options.log);
+    this.transports = new TransportSlot(this.sendDeadlineMs, options.concurrency, options.log);
   }
 
   async runOnce(): Promise<number> {
     if (this.stopped) return 0;
+    // what was sent but not yet recorded goes first: nothing new is claimed while the database refuses it
+    await this.recordAccepted();
     const sender = await this.currentSender();
     if (!sender) return 0;
     const now = this.options.clock();
     const rows = await claimDueMessages(this.options.db, now, now + this.options.claimMs, this.options.batchSize);
     if (rows.length === 0) return 0;
     if (this.options.afterClaim) await this.options.afterClaim(rows);
-    for (const row of rows) await this.handle(row, sender);
+    // up to `concurrency` sends at once, each row taken by the next free lane
+    let next = 0;
+    const lane = async () => {
+      while (next < rows.length) await this.handle(rows[next++]!, sender);
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane));
     return rows.length;
+  }
+
+  /** Writes the acceptances the database refused before; throws (keeping the rest) while it still refuses. */
+  private async recordAccepted(): Promise<void> {
+    for (const [id, sentAt] of this.accepted) {
+      await markSent(this.options.db.kysely, id, sentAt);
+      this.accepted.delete(id);
+      this.options.log.info({ outboxId: id }, 'mail sent earlier recorded as sent');
+    }
   }
 
   /** The SMTP server and sender configured now (SMTP_URL wins over the saved one), or null when there is none. */
@@ -186,6 +229,12 @@ class OutboxDelivery {
 
   /** Sends one claimed message, or releases it once stopping: no new send starts then. */
   private async handle(row: ClaimedMessage, sender: Sender): Promise<void> {
+    if (this.accepted.has(row.id)) {
+      // accepted by the SMTP server earlier, its record refused: claimed again, it is recorded, not re-sent
+      // (recordAccepted runs before every claim, so this is a safety net)
+      await this.recordAccepted().catch(() => {});
+      return;
+    }
     // each send must end (or be abandoned) while its claim still holds, or when the worker stops
     const deadlineMs = Math.max(1, row.claimed_until - this.sendDeadlineMs - this.options.clock());
     try {
@@ -194,7 +243,7 @@ class OutboxDelivery {
         else await this.deliver(row, sender, signal);
       });
     } catch (error) {
-      // the database refused the outcome; the claim expires and the row is tried again
+      // the database refused a failure or a release: nothing was sent, the short claim expires and the row is tried again
       this.options.log.error({ outboxId: row.id, err: error }, 'could not record mail outcome');
     }
   }
@@ -207,8 +256,16 @@ class OutboxDelivery {
       if (this.sends.aborting) return this.release(row);
       return this.recordFailure(row, error);
     }
-    const recorded = await markSent(this.options.db.kysely, row.id, row.claimed_until, this.options.clock());
-    if (!recorded) this.options.log.error({ outboxId: row.id }, 'mail sent after its claim had expired');
+    const sentAt = this.options.clock();
+    this.accepted.set(row.id, sentAt);
+    try {
+      const recorded = await markSent(this.options.db.kysely, row.id, sentAt);
+      if (!recorded) this.options.log.warn({ outboxId: row.id }, 'mail sent; another worker had already recorded it as sent');
+      this.accepted.delete(row.id);
+    } catch (error) {
+      // kept in `accepted`: written on the next poll, and never sent again by this process
+      this.options.log.error({ outboxId: row.id, err: error }, 'mail sent; recording it failed, will record it on the next poll');
+    }
   }
 
   /** Renders the message from its booking as it is now and hands it to the SMTP server. */
@@ -220,7 +277,8 @@ class OutboxDelivery {
       throw new Error(
         "no sender address: set MAIL_FROM, the sender address on the E-mail page, or the installation's notification address",
       );
-    await sender.transport.send({ from, to: row.recipient, message: renderMessage(source) }, signal);
+    const messageId = outboxMessageId(row.id, source.booking.detailsId, from);
+    await sender.transport.send({ from, to: row.recipient, message: renderMessage(source), messageId }, signal);
   }
 
   /** A failed attempt: retried after a backoff, or given up once giveUpAfterMs has passed since queueing. */
@@ -249,13 +307,21 @@ class OutboxDelivery {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.running = this.runOnce().catch((error: unknown) => {
-        this.options.log.error({ err: error }, 'outbox poll failed');
-        return 0;
-      });
+      this.running = this.runOnce().then(
+        (claimed) => {
+          this.failedPolls = 0;
+          return claimed;
+        },
+        (error: unknown) => {
+          this.failedPolls += 1;
+          this.options.log.error({ err: error, unrecorded: this.accepted.size }, 'outbox poll failed');
+          return -1;
+        },
+      );
       void this.running.then((claimed) => {
         this.running = null;
-        this.schedule(claimed >= this.options.batchSize ? 0 : this.options.pollIntervalMs);
+        const backoff = this.options.pollIntervalMs * Math.min(10, 2 ** Math.max(0, this.failedPolls - 1));
+        this.schedule(claimed >= this.options.batchSize ? 0 : claimed < 0 ? backoff : this.options.pollIntervalMs);
       });
     }, delay);
   }
@@ -272,15 +338,33 @@ class OutboxDelivery {
       this.sends.abortAll();
     }
     this.transports.close();
+    // acceptances the database refused: a few more tries, bounded, before the process ends
+    const until = Date.now() + STOP_RECORD_MS;
+    while (this.accepted.size > 0) {
+      try {
+        await this.recordAccepted();
+      } catch (error) {
+        if (Date.now() >= until) {
+          this.options.log.error(
+            { err: error, outboxIds: [...this.accepted.keys()] },
+            'stopping with mail sent but not recorded as sent: these will be sent again when their claims expire',
+          );
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
   }
 }
 
 export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
+  const concurrency = Math.max(1, options.concurrency ?? DEFAULT_MAIL_CONCURRENCY);
   const delivery = new OutboxDelivery({
     ...options,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
-    claimMs: options.claimMs ?? 10 * 60_000,
-    batchSize: options.batchSize ?? 10,
+    claimMs: options.claimMs ?? 2 * 60_000,
+    concurrency,
+    batchSize: options.batchSize ?? concurrency,
     retryBaseMs: options.retryBaseMs ?? 30_000,
     retryCapMs: options.retryCapMs ?? 30 * 60_000,
     clock: options.clock ?? Date.now,

@@ -9,6 +9,19 @@ export interface OutgoingMail {
   /** the one recipient, validated before queueing */
   to: string;
   message: RenderedMessage;
+  /** the Message-ID header, stable per outbox row (outboxMessageId), so a duplicate is recognisable */
+  messageId: string;
+}
+
+/**
+ * The Message-ID of an outbox row: `<outbox-ID.DETAILS@DOMAIN>`, the same on every attempt, so that if a
+ * message does go out twice (a crash between the server's acceptance and the 'sent' record) mail clients
+ * and the operator see one message twice, not two messages. DOMAIN is the sender address's domain.
+ */
+export function outboxMessageId(outboxId: number, detailsId: string, from: string): string {
+  const domain = (from.slice(from.lastIndexOf('@') + 1) || 'localhost').replace(/[^A-Za-z0-9.-]/g, '');
+  const details = detailsId.replace(/[^A-Za-z0-9_-]/g, '');
+  return `<outbox-${outboxId}.${details}@${domain || 'localhost'}>`;
 }
 
 export interface SmtpTransport {
@@ -17,8 +30,9 @@ export interface SmtpTransport {
   close(): void;
 }
 
-export function mailOptions({ from, to, message }: OutgoingMail) {
+export function mailOptions({ from, to, message, messageId }: OutgoingMail) {
   return {
+    messageId,
     // addresses as objects: nodemailer encodes the name, and the address was validated before queueing
     from: { name: message.fromName, address: from },
     to: { name: '', address: to },
@@ -43,11 +57,17 @@ export function mailOptions({ from, to, message }: OutgoingMail) {
 /**
  * A transport for the SMTP server at `url` (smtp://user:pass@host:port, smtps:// for implicit TLS;
  * nodemailer options may follow as query parameters). No connection, greeting or socket wait outlasts
- * `maxWaitMs`.
+ * `maxWaitMs`. Pooled: up to `maxConnections` connections are kept open and reused (a new connection,
+ * with its greeting, EHLO and possibly TLS, cost about as much as the message itself); a send aborted by
+ * its signal closes only the connection it was using.
  */
-export function smtpTransport(url: string, maxWaitMs: number): SmtpTransport {
+export function smtpTransport(url: string, maxWaitMs: number, maxConnections = 1): SmtpTransport {
   const transporter: Transporter = nodemailer.createTransport({
     url,
+    pool: true,
+    maxConnections,
+    // a pooled connection is closed after this many messages and replaced (nodemailer's default)
+    maxMessages: 100,
     connectionTimeout: Math.min(30_000, maxWaitMs),
     greetingTimeout: Math.min(30_000, maxWaitMs),
     socketTimeout: Math.min(60_000, maxWaitMs),

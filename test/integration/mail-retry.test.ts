@@ -1,13 +1,13 @@
 // The mail server refusing (4xx, then 5xx) and then down, then back: bookings made meanwhile still answer
 // 201, and every message arrives exactly once. A message failing past the give-up time is 'failed' and
 // can be retried from the admin area. Real SMTP server on loopback; SQLite and PostgreSQL.
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages, retryMessage } from '../../src/app/outbox.js';
-import { TestSmtpServer, messageKey, until } from './mail-support.js';
+import { TestSmtpServer, messageIdOf, messageKey, until } from './mail-support.js';
 
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 
@@ -41,8 +41,12 @@ describeEachDatabase('mail retries', (dialect) => {
     reason = inst.schedules[0]!.reasons[0]!.id;
     smtp = await TestSmtpServer.start();
   });
-  after(async () => {
+  // a failed test must not leave its worker polling (the next test would start a second one)
+  afterEach(async () => {
     await worker?.stop();
+    worker = null;
+  });
+  after(async () => {
     await smtp.down();
     await inst.close();
   });
@@ -102,6 +106,17 @@ describeEachDatabase('mail retries', (dialect) => {
       rows.every((m) => m.attempts >= 2 && m.sentAt !== null && m.lastError === null),
       'each was retried before it was sent',
     );
+    // one Message-ID per message, the same on every attempt (a duplicate would be recognisable as one)
+    const acceptedIds = new Map(smtp.received.map((m) => [messageKey(m), messageIdOf(m)]));
+    assert.equal(new Set(acceptedIds.values()).size, 8);
+    assert.ok(smtp.refused.length >= 8);
+    for (const refused of smtp.refused) assert.equal(messageIdOf(refused), acceptedIds.get(messageKey(refused)));
+    for (const m of rows) {
+      const found = [...acceptedIds].some(
+        ([key, id]) => key.endsWith(` ${m.detailsId}`) && id.startsWith(`<outbox-${m.id}.${m.detailsId}@`),
+      );
+      assert.ok(found, `message ${m.id} carries <outbox-${m.id}.${m.detailsId}@…>`);
+    }
     await worker.stop();
     worker = null;
   });

@@ -66,58 +66,62 @@ describeEachDatabase('mail: shutdown with a send in flight', (dialect) => {
     await smtp.down();
   });
 
-  test('SIGTERM while the SMTP server stalls on DATA exits 0 within seconds; after a restart the message arrives once', async () => {
-    const now = pastMonday();
-    const inst = await mailInstallation(dialect, now);
-    let server: ServeProcess | null = null;
-    try {
-      const booking = await inst.book(`${localDate(now + DAY)} 09:00:00`, 'ada@example.com');
-      server = await serve(inst.url, { SMTP_URL: stalling.url, LOG_LEVEL: 'warn' });
-      await until('the first message is stalled after DATA', () => stalling.stalled >= 1);
-      assert.equal((await listMessages(inst.db, { state: 'sending' })).length, 2, 'both claimed, one in flight');
+  // MAIL_CONCURRENCY=1: one message in flight, the other not yet tried; 4: both in flight, both aborted
+  for (const concurrency of [1, 4])
+    test(`SIGTERM while the SMTP server stalls on DATA exits 0 within seconds; after a restart the message arrives once (MAIL_CONCURRENCY=${concurrency})`, async () => {
+      const inFlight = Math.min(concurrency, 2);
+      const now = pastMonday();
+      const inst = await mailInstallation(dialect, now);
+      let server: ServeProcess | null = null;
+      try {
+        const booking = await inst.book(`${localDate(now + DAY)} 09:00:00`, 'ada@example.com');
+        server = await serve(inst.url, { SMTP_URL: stalling.url, LOG_LEVEL: 'warn', MAIL_CONCURRENCY: String(concurrency) });
+        await until('the messages in flight are stalled after DATA', () => stalling.stalled >= inFlight);
+        // concurrency 1 claims only the message it sends; 4 claims both and sends both
+        assert.equal((await listMessages(inst.db, { state: 'sending' })).length, inFlight, 'claimed: only what is in flight');
 
-      const signalled = Date.now();
-      const exit = await server.stop('SIGTERM');
-      const took = Date.now() - signalled;
-      const log = server.log();
-      server = null;
-      assert.equal(exit.code, 0, `exit code 0 (1 means the shutdown timed out); log:\n${log}`);
-      assert.ok(took < SHUTDOWN_TIMEOUT_MS / 2, `shut down in ${took} ms`);
-      assert.equal(stalling.stalled, 1, 'the second message was not tried after the stop');
+        const signalled = Date.now();
+        const exit = await server.stop('SIGTERM');
+        const took = Date.now() - signalled;
+        const log = server.log();
+        server = null;
+        assert.equal(exit.code, 0, `exit code 0 (1 means the shutdown timed out); log:\n${log}`);
+        assert.ok(took < SHUTDOWN_TIMEOUT_MS / 2, `shut down in ${took} ms`);
+        assert.equal(stalling.stalled, inFlight, 'no message was tried after the stop');
 
-      // given back unsent: due again at once, no attempt counted, no claim held
-      const released = await listMessages(inst.db);
-      assert.deepEqual(
-        released.map((m) => [m.state, m.attempts, m.claimedUntil, m.sentAt]),
-        [
-          ['queued', 0, null, null],
-          ['queued', 0, null, null],
-        ],
-      );
-      assert.ok(released.every((m) => m.nextAttemptAt <= Date.now()));
+        // given back unsent: due again at once, no attempt counted, no claim held
+        const released = await listMessages(inst.db);
+        assert.deepEqual(
+          released.map((m) => [m.state, m.attempts, m.claimedUntil, m.sentAt]),
+          [
+            ['queued', 0, null, null],
+            ['queued', 0, null, null],
+          ],
+        );
+        assert.ok(released.every((m) => m.nextAttemptAt <= Date.now()));
 
-      // the restart, with a server that answers: both messages arrive, each once
-      server = await serve(inst.url, { SMTP_URL: smtp.url, LOG_LEVEL: 'warn' });
-      await smtp.waitFor(2);
-      await until('both rows sent', async () => (await listMessages(inst.db)).every((m) => m.state === 'sent'));
-      // a few more polls: nothing goes out again
-      await new Promise((r) => setTimeout(r, 1500));
-      assert.deepEqual(smtp.received.map(messageKey).sort(), [
-        `ada@example.com REQUEST ${booking.detailsId}`,
-        `desk@example.com REQUEST ${booking.detailsId}`,
-      ]);
-      assert.deepEqual(
-        (await listMessages(inst.db)).map((m) => m.attempts),
-        [1, 1],
-      );
-      const stopped = await server.stop('SIGTERM');
-      server = null;
-      assert.equal(stopped.code, 0);
-    } finally {
-      await server?.stop('SIGKILL');
-      await inst.dispose();
-      smtp.received.length = 0;
-      stalling.stalled = 0;
-    }
-  });
+        // the restart, with a server that answers: both messages arrive, each once
+        server = await serve(inst.url, { SMTP_URL: smtp.url, LOG_LEVEL: 'warn' });
+        await smtp.waitFor(2);
+        await until('both rows sent', async () => (await listMessages(inst.db)).every((m) => m.state === 'sent'));
+        // a few more polls: nothing goes out again
+        await new Promise((r) => setTimeout(r, 1500));
+        assert.deepEqual(smtp.received.map(messageKey).sort(), [
+          `ada@example.com REQUEST ${booking.detailsId}`,
+          `desk@example.com REQUEST ${booking.detailsId}`,
+        ]);
+        assert.deepEqual(
+          (await listMessages(inst.db)).map((m) => m.attempts),
+          [1, 1],
+        );
+        const stopped = await server.stop('SIGTERM');
+        server = null;
+        assert.equal(stopped.code, 0);
+      } finally {
+        await server?.stop('SIGKILL');
+        await inst.dispose();
+        smtp.received.length = 0;
+        stalling.stalled = 0;
+      }
+    });
 });

@@ -1,7 +1,7 @@
 // A real SMTP server on loopback (smtp-server) that records what it accepts, can refuse for a while
 // (4xx or 5xx) or be down, plus a small MIME reader and an RFC 5545 unfolding parser to check what arrived.
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
-import type { DialectName } from '../../src/db/connect.js';
+import type { Db, DialectName } from '../../src/db/connect.js';
 import { setup } from '../../src/app/installation.js';
 import { importSchedules } from '../../src/app/schedules.js';
 import { createBooking } from '../../src/app/bookings.js';
@@ -23,6 +23,13 @@ export class TestSmtpServer {
   mode: SmtpMode = 'accept';
   /** refusals answered so far (4xx or 5xx) */
   refusals = 0;
+  /** the messages refused, as they arrived */
+  readonly refused: ReceivedMail[] = [];
+  /**
+   * Runs when a message has arrived in full, before the server answers 250 (the test injects a fault
+   * there: the message is accepted the moment the hook resolves).
+   */
+  beforeAccept: ((mail: ReceivedMail) => Promise<void>) | null = null;
   private server: SMTPServer | null = null;
 
   private constructor(readonly port: number) {}
@@ -46,20 +53,28 @@ export class TestSmtpServer {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => {
+          const mail = {
+            envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks).toString('utf8'),
+          };
           if (this.mode !== 'accept') {
             this.refusals += 1;
+            this.refused.push(mail);
             const error = Object.assign(new Error(this.mode === 'tempfail' ? 'try again later' : 'refused for now'), {
               responseCode: this.mode === 'tempfail' ? 451 : 554,
             });
             callback(error);
             return;
           }
-          this.received.push({
-            envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-            envelopeTo: session.envelope.rcptTo.map((r) => r.address),
-            raw: Buffer.concat(chunks).toString('utf8'),
-          });
-          callback();
+          const hook = this.beforeAccept ? this.beforeAccept(mail) : Promise.resolve();
+          void hook.then(
+            () => {
+              this.received.push(mail);
+              callback();
+            },
+            (error: unknown) => callback(error as Error),
+          );
         });
       },
     };
@@ -193,12 +208,28 @@ export function messageKey(mail: ReceivedMail): string {
   return `${mail.envelopeTo.join(',')} ${ics.get('METHOD')} ${ics.get('UID')}`;
 }
 
+/** The Message-ID header of a received message. */
+export function messageIdOf(mail: ReceivedMail): string {
+  const id = parseMime(mail.raw).headers.get('message-id');
+  if (!id) throw new Error('no Message-ID header');
+  return id;
+}
+
+/** A migrated database given by the caller (e.g. on a PostgreSQL of the test's own). */
+export interface OwnDatabase {
+  db: Db;
+  url: string;
+  dispose(): Promise<void>;
+}
+
 /**
  * An installation on a fresh database that child processes can open too (its URL is exposed), with
- * bookings made through the booking use-case at a fixed `now`.
+ * bookings made through the booking use-case at a fixed `now`. `own`: on that database instead.
  */
-export async function mailInstallation(dialect: DialectName, now: number) {
-  const { db, target, dispose } = await migratedDatabase(dialect);
+export async function mailInstallation(dialect: DialectName, now: number, own?: OwnDatabase) {
+  const { db, target, dispose } = own
+    ? { db: own.db, target: { url: own.url }, dispose: () => own.dispose() }
+    : await migratedDatabase(dialect);
   await setup(
     db,
     {

@@ -84,16 +84,17 @@ export async function claimDueMessages(db: Db, now: number, claimedUntil: number
 }
 
 /**
- * Records the SMTP server's acknowledgement. Guarded by the claim: returns false when the claim had
- * already expired and another worker took the row (which the send deadline is there to prevent).
+ * Records the SMTP server's acknowledgement. Not guarded by the claim: the server did accept the message,
+ * so it is sent whoever holds the row now (a claim that expired while the database was away and was taken
+ * again must not lead to a second send). Only a row already recorded as sent is left as it is. Returns
+ * false when it was (or the row is gone).
  */
-export async function markSent(db: Q, id: number, claimedUntil: number, now: number): Promise<boolean> {
+export async function markSent(db: Q, id: number, now: number): Promise<boolean> {
   const result = await db
     .updateTable('outbox')
     .set({ state: 'sent', sent_at: now, claimed_until: null, last_error: null, attempts: sql`attempts + 1` })
     .where('id', '=', id)
-    .where('state', '=', 'sending')
-    .where('claimed_until', '=', claimedUntil)
+    .where('state', '<>', 'sent')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
