@@ -52,7 +52,8 @@ export async function isConfigured(db: Db): Promise<boolean> {
   return (await loadSettings(db.kysely)).configured;
 }
 
-async function saveSettings(db: Db, values: Partial<Record<SettingKey, unknown>>): Promise<void> {
+/** Saves settings in one transaction with one config-version bump, so every process sees them together on its next request. */
+export async function saveSettings(db: Db, values: Partial<Record<SettingKey, unknown>>): Promise<void> {
   await db.write(async (trx) => {
     for (const [key, value] of Object.entries(values)) await saveSetting(trx, key as SettingKey, value);
     await bumpConfigVersion(trx);

@@ -51,7 +51,7 @@ export interface OutboxLog {
 export interface OutboxWorkerOptions {
   db: Db;
   /**
-   * smtp://user:pass@host:port (smtps:// for implicit TLS); nodemailer options may follow as query parameters.
+   * smtp://user:pass@host:port (smtps:// for implicit TLS), with only the documented query options (docs/mail.md).
    * null: the one saved in the admin area, if any.
    */
   smtpUrl: string | null;
@@ -106,7 +106,7 @@ export function retryDelay(attempt: number, baseMs: number, capMs: number, rando
 }
 
 /** The options with every default filled in. */
-type Settings = Required<Omit<OutboxWorkerOptions, 'from' | 'afterClaim'>> & Pick<OutboxWorkerOptions, 'from' | 'afterClaim'>;
+type ResolvedOptions = Required<Omit<OutboxWorkerOptions, 'from' | 'afterClaim'>> & Pick<OutboxWorkerOptions, 'from' | 'afterClaim'>;
 
 /** Where this poll's messages go: the SMTP transport and the sender address saved in the admin area. */
 interface Sender {
@@ -186,7 +186,7 @@ class OutboxDelivery {
   /** polls in a row that failed (the database away): the next one waits longer, up to 10 poll intervals */
   private failedPolls = 0;
 
-  constructor(private readonly options: Settings) {
+  constructor(private readonly options: ResolvedOptions) {
     this.sendDeadlineMs = Math.floor(options.claimMs / 2);
     this.snapshots = new SnapshotCache(options.db);
     this.transports = new TransportSlot(this.sendDeadlineMs, options.concurrency, options.log);

@@ -110,7 +110,7 @@ export async function loadMessageSource(db: Db, row: Pick<OutboxRow, 'booking_id
   return record ? messageSource(record) : null;
 }
 
-/** A stored message as it would be sent; its `html` is a whole escaped document: show it in a sandboxed iframe (srcdoc). */
+/** A stored message as it would be sent; its `html` is a whole escaped document: the admin area serves it as a document of its own, with its own CSP, in a sandboxed iframe. */
 export interface MessagePreview extends RenderedMessage {
   message: OutboxMessage;
 }

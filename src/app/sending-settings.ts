@@ -1,7 +1,7 @@
 // The SMTP server and sender address an operator saves in the admin area. SMTP_URL and MAIL_FROM in the
 // environment win over them: a field the environment sets is neither checked nor saved.
 import type { Db } from '../db/connect.js';
-import { bumpConfigVersion, saveSetting } from '../db/repos/installation.repository.js';
+import { saveSettings } from './installation.js';
 import { InvalidInput } from '../core/errors.js';
 import { parseEmail, parseSmtpUrl, unmaskSmtpUrl, type SettingKey } from '../core/settings.js';
 
@@ -45,13 +45,9 @@ export async function saveSendingSettings(
   if (smtpUrl instanceof InvalidInput) errors.smtpUrl = smtpUrl;
   if (mailFrom instanceof InvalidInput) errors.mailFrom = mailFrom;
   if (errors.smtpUrl || errors.mailFrom) return errors;
-  const changes: [SettingKey, string][] = [];
-  if (typeof smtpUrl === 'string') changes.push(['mail.smtp_url', smtpUrl]);
-  if (typeof mailFrom === 'string') changes.push(['mail.from', mailFrom]);
-  if (changes.length === 0) return errors;
-  await db.write(async (trx) => {
-    for (const [key, value] of changes) await saveSetting(trx, key, value);
-    await bumpConfigVersion(trx);
-  });
+  const changes: Partial<Record<SettingKey, string>> = {};
+  if (typeof smtpUrl === 'string') changes['mail.smtp_url'] = smtpUrl;
+  if (typeof mailFrom === 'string') changes['mail.from'] = mailFrom;
+  if (Object.keys(changes).length > 0) await saveSettings(db, changes);
   return errors;
 }

@@ -55,8 +55,8 @@ export function mailOptions({ from, to, message, messageId }: OutgoingMail) {
 }
 
 /**
- * A transport for the SMTP server at `url` (smtp://user:pass@host:port, smtps:// for implicit TLS;
- * nodemailer options may follow as query parameters). No connection, greeting or socket wait outlasts
+ * A transport for the SMTP server at `url` (smtp://user:pass@host:port, smtps:// for implicit TLS; the only
+ * query options are the documented ones, checked by core/settings.ts before a URL is saved or used). No connection, greeting or socket wait outlasts
  * `maxWaitMs`. Pooled: up to `maxConnections` connections are kept open and reused (a new connection,
  * with its greeting, EHLO and possibly TLS, cost about as much as the message itself); a send aborted by
  * its signal closes only the connection it was using.

@@ -171,7 +171,6 @@ function weekCalendarRoute(app: FastifyInstance, { db, clock }: AdminDeps): void
       clock(),
     );
     const days = Array.from({ length: 7 }, (_, i) => monday + i);
-    const hoursOf = (day: number) => openingIntervals(schedule.rules, day);
     const localDay = (instant: number) => (snapshot.zone ? snapshot.zone.localDayOf(instant) : Math.floor(instant / DAY_MS));
     return sendPage(
       reply,
@@ -184,7 +183,7 @@ function weekCalendarRoute(app: FastifyInstance, { db, clock }: AdminDeps): void
 <a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday + 7)}">Next week →</a> ·
 <a href="/admin/schedules/${schedule.id}">Edit schedule</a> · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a></p>
 <div class="week">${days.map((day) => {
-          const hours = hoursOf(day);
+          const hours = openingIntervals(schedule.rules, day);
           const booked = rows.filter((b) => localDay(b.start) === day);
           return html`<div class="day${hours.length ? '' : ' closed'}"><h3>${weekdayOf(day)} ${formatDate(day)}</h3>
 <p class="muted">${hours.length ? hours.map((h) => `${formatClock(h.start)}-${formatClock(h.end)}`).join(', ') : 'closed'}${schedule.rules.exceptions.has(day) ? ' (exception)' : ''}</p>

@@ -215,17 +215,12 @@ ${schedules.map(
     );
   });
 
-  app.get('/schedules/new', async (request, reply) => {
+  const newSchedulePage = (request: FastifyRequest, values: Record<string, string>, errors: Errors) => {
     const ctx = state(request).page;
-    return sendPage(
-      reply,
-      page(
-        ctx,
-        'New schedule',
-        html`<section>${scheduleForm(ctx, '/admin/schedules', scheduleValues(null), {}, 'Create schedule')}</section>`,
-      ),
-    );
-  });
+    return page(ctx, 'New schedule', html`<section>${scheduleForm(ctx, '/admin/schedules', values, errors, 'Create schedule')}</section>`);
+  };
+
+  app.get('/schedules/new', async (request, reply) => sendPage(reply, newSchedulePage(request, scheduleValues(null), {})));
 
   app.post('/schedules', async (request, reply) => {
     const input = body(request);
@@ -233,17 +228,7 @@ ${schedules.map(
       const id = await createSchedule(db, scheduleFromForm(input), clock());
       return reply.redirect(`/admin/schedules/${id}?saved=created`, 303);
     } catch (error) {
-      const errors = errorsOf(error, 'name');
-      const ctx = state(request).page;
-      return sendPage(
-        reply,
-        page(
-          ctx,
-          'New schedule',
-          html`<section>${scheduleForm(ctx, '/admin/schedules', valuesFromInput(input), errors, 'Create schedule')}</section>`,
-        ),
-        400,
-      );
+      return sendPage(reply, newSchedulePage(request, valuesFromInput(input), errorsOf(error, 'name')), 400);
     }
   });
 }
