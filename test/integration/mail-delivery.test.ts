@@ -7,7 +7,7 @@ import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/in
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { cancelBooking } from '../../src/app/bookings.js';
 import { listMessages, previewMessage, retryMessage } from '../../src/app/outbox.js';
-import { TestSmtpServer, parseIcs, parseMime, partOf, type ReceivedMail } from './mail-support.js';
+import { TestSmtpServer, parseIcs, parseMime, partOf, until, type ReceivedMail } from './mail-support.js';
 
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin (summer time, UTC+02:00)
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
@@ -126,6 +126,10 @@ describeEachDatabase('mail delivery', (dialect) => {
     assert.match(partOf(notification.raw, 'text/html').body, /Bring &lt;b&gt;the&lt;\/b&gt;/);
     assert.equal(parseIcs(partOf(notification.raw, 'text/calendar').body).get('UID'), detailsId);
 
+    // the server has both; each 'sent' is written right after its server's answer, which can trail it
+    await until('both messages recorded as sent', async () =>
+      (await listMessages(inst.db, { detailsId: detailsId! })).every((r) => r.state === 'sent'),
+    );
     const rows = await listMessages(inst.db, { detailsId: detailsId! });
     assert.deepEqual(
       rows.map((r) => r.state),
