@@ -9,6 +9,7 @@ import { checkHealth } from '../app/health.js';
 import { errorHandler } from './errors.js';
 import { apiRoutes } from './api/routes.js';
 import { adminPlugin } from './admin/plugin.js';
+import { handleClientError } from './client-errors.js';
 
 export interface AppDeps {
   db: Db;
@@ -40,6 +41,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     trustProxy,
+    // what Node's parser refuses gets the contract's error shape too
+    clientErrorHandler: handleClientError,
   });
   app.setErrorHandler(errorHandler);
   app.decorateRequest('snapshot', null as never);
