@@ -16,9 +16,20 @@ export interface RunningServer {
 }
 
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
+/**
+ * How long requests in flight get to finish at shutdown; then their connections are closed. Well under
+ * SHUTDOWN_TIMEOUT_MS, so the mail worker's stop (at most about a second) and closing the database
+ * always run. A request waiting on the database ends sooner anyway (DATABASE_STATEMENT_TIMEOUT_MS).
+ */
+export const DRAIN_TIMEOUT_MS = 5_000;
 
 export async function startServer(config: Config = loadConfig()): Promise<RunningServer> {
-  const db = connect(config.databaseUrl, { poolMax: config.databasePoolMax });
+  const db = connect(config.databaseUrl, {
+    poolMax: config.databasePoolMax,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  });
   await migrate(db);
   // with several instances the rate-limit count lives in Redis; without REDIS_URL it is in-process
   const rateLimits = config.redisUrl ? new RedisRateLimitStore({ url: config.redisUrl, prefix: config.redisPrefix }) : undefined;
@@ -47,7 +58,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      await app.close(); // stops accepting, lets requests in flight finish
+      await drain(app);
       // a send in flight gets a moment to finish (and be recorded as sent); one that takes longer (a stalled
       // SMTP server) is aborted and its message released, so shutdown stays well within SHUTDOWN_TIMEOUT_MS
       await mailer.stop();
@@ -55,6 +66,28 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
       await db.close();
     })());
   return { app, db, url, stop };
+}
+
+/**
+ * Stops accepting, lets requests in flight finish (answered with Connection: close, build-app.ts), closes
+ * each kept-alive connection as soon as it is idle, and after DRAIN_TIMEOUT_MS closes whatever is left.
+ */
+async function drain(app: FastifyInstance): Promise<void> {
+  const closed = app.close();
+  // Fastify closes the connections idle at the moment close() starts; these go idle later
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), DRAIN_TIMEOUT_MS)));
+  try {
+    if ((await Promise.race([closed, late])) === 'late') {
+      app.log.warn({ afterMs: DRAIN_TIMEOUT_MS }, 'requests still in flight at shutdown: closing their connections');
+      app.server.closeAllConnections();
+      await closed;
+    }
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(timer);
+  }
 }
 
 /** Runs until SIGTERM or SIGINT, then shuts down and exits 0 (1 if that takes too long or fails). */

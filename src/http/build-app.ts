@@ -36,6 +36,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     trustProxy: deps.trustProxy ?? false,
+    // at close: idle kept-alive connections are closed, a request arriving on one answers 503 with
+    // Connection: close (both Fastify 5's defaults, stated because shutdown relies on them: server.ts)
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+  // a request still in flight when close() starts is answered with Connection: close, so its kept-alive
+  // connection ends with it instead of holding the shutdown until the keep-alive timeout
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
   app.setErrorHandler(errorHandler);
   app.decorateRequest('snapshot', null as never);
