@@ -127,11 +127,12 @@ describe('a PostgreSQL that cannot answer [own postgres]', { skip: OWN_POSTGRES_
       body: JSON.stringify({ schedule: ready.schedule, reason, slot: `${day} 10:00:00`, submission: { email: `f${i}@example.com` } }),
     });
 
-  test('frozen (SIGSTOP): /healthz 503 within 2 s, reads 503 with Retry-After, a booking 500 with Retry-After; all back after SIGCONT', async () => {
+  test('frozen (SIGSTOP): /healthz 503 within 2 s, reads 503 with Retry-After, a booking 500 with Retry-After; all back after SIGCONT', async (t) => {
     assert.equal((await days()).status, 200);
     pg!.freeze();
     try {
       const [health, read, booking] = await Promise.all([timed(server!.origin, '/healthz'), days(), book(1)]);
+      t.diagnostic(`frozen: /healthz ${health.ms.toFixed(0)} ms, GET /api/days ${read.ms.toFixed(0)} ms, POST ${booking.ms.toFixed(0)} ms`);
       assert.equal(health.status, 503);
       assert.ok(health.ms < 2_000, `/healthz took ${health.ms} ms`);
       assert.equal(read.status, 503, JSON.stringify(read.body));
@@ -157,10 +158,13 @@ describe('a PostgreSQL that cannot answer [own postgres]', { skip: OWN_POSTGRES_
     assert.equal((await book(2)).status, 201);
   });
 
-  test('stopped, then started again: 503 with Retry-After while down, 200 after', async () => {
+  test('stopped, then started again: 503 with Retry-After while down, 200 after', async (t) => {
     await pg!.stop();
     try {
       const [health, read, booking] = await Promise.all([timed(server!.origin, '/healthz'), days(), book(3)]);
+      t.diagnostic(
+        `stopped: /healthz ${health.ms.toFixed(0)} ms, GET /api/days ${read.ms.toFixed(0)} ms, POST ${booking.ms.toFixed(0)} ms`,
+      );
       assert.equal(health.status, 503);
       assert.ok(health.ms < 2_000, `/healthz took ${health.ms} ms`);
       assert.equal(read.status, 503, JSON.stringify(read.body));
@@ -190,7 +194,7 @@ describe('SQLite write lock held by another connection', () => {
     await target.drop();
   });
 
-  test('a booking answers 500 with Retry-After within the busy bound (2 s); reads go on (WAL)', async () => {
+  test('a booking answers 500 with Retry-After within the busy bound (2 s); reads go on (WAL)', async (t) => {
     const ready = await readyInstallation(target.url);
     server = await serve(target.url);
     const { reason, day } = await firstReason(server.origin, ready);
@@ -202,6 +206,7 @@ describe('SQLite write lock held by another connection', () => {
         headers: ready.headers,
         body: JSON.stringify({ schedule: ready.schedule, reason, slot: `${day} 11:00:00`, submission: { email: 'l@example.com' } }),
       });
+      t.diagnostic(`locked: POST ${booking.ms.toFixed(0)} ms`);
       assert.equal(booking.status, 500, JSON.stringify(booking.body));
       assert.deepEqual(booking.body, { error: 'The booking could not be saved' });
       assert.equal(booking.retryAfter, '5');
@@ -243,7 +248,7 @@ describeEachDatabase('SIGTERM with a request in flight on a kept-alive connectio
     await target.drop();
   });
 
-  test('the request is answered with Connection: close, the process exits 0 well under 10 s', async () => {
+  test('the request is answered with Connection: close, the process exits 0 well under 10 s', async (t) => {
     const ready = await readyInstallation(target.url);
     const server = await serve(target.url);
     try {
@@ -266,6 +271,7 @@ describeEachDatabase('SIGTERM with a request in flight on a kept-alive connectio
       conn.write(body.slice(10));
       const { code } = await exited;
       const ms = performance.now() - started;
+      t.diagnostic(`SIGTERM to exit: ${ms.toFixed(0)} ms (code ${code})`);
       assert.equal(code, 0, `exit after ${ms} ms:\n${server.log()}`);
       assert.ok(ms < 5_000, `exit took ${ms} ms`);
       const answer = conn.received().split('HTTP/1.1 ')[2] ?? '';
@@ -274,6 +280,27 @@ describeEachDatabase('SIGTERM with a request in flight on a kept-alive connectio
       await until('the server closed the connection', async () => conn.ended(), 2_000);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('the OpenAPI document', () => {
+  test('names the 503 with Retry-After on every operation, and Retry-After on POST /bookings 500', async () => {
+    const target = freshSqlite();
+    const server = await serve(target.url);
+    try {
+      const doc = (await (await fetch(`${server.origin}/api/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+      };
+      const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+        Object.entries(methods).map(([m, op]) => [`${m} ${path}`, op] as const),
+      );
+      assert.equal(operations.length, 6);
+      for (const [name, op] of operations) assert.ok(op.responses['503']?.headers?.['Retry-After'], `${name}: 503 with Retry-After`);
+      assert.ok(doc.paths['/bookings']!.post!.responses['500']!.headers?.['Retry-After']);
+    } finally {
+      await server.stop();
+      await target.drop();
     }
   });
 });
