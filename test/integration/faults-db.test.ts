@@ -5,54 +5,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { describeEachDatabase, freshDatabase, freshSqlite, type TestDatabase } from '../support/databases.js';
-import { cli, serve, type ServeProcess } from '../support/processes.js';
+import { readyInstallation, serve, type Ready, type ServeProcess } from '../support/processes.js';
 import { OWN_POSTGRES_SKIP, ownPostgres, type OwnPostgres } from '../support/own-postgres.js';
-
-const ALL_WEEK = (h: string[][]) => Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, h]));
-
-export interface Ready {
-  token: string;
-  schedule: number;
-  headers: Record<string, string>;
-}
-
-/** setup, one schedule open every day, the API on, a token, no practical rate limit: through the CLI */
-export async function readyInstallation(url: string): Promise<Ready> {
-  const ok = async (...args: string[]) => {
-    const r = await cli(url, ...args);
-    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
-  await ok('setup', '--timezone', 'Europe/Berlin', '--admin-email', 'op@example.com', '--admin-password', 'correct horse');
-  const dir = mkdtempSync(join(tmpdir(), 'booking-faults-'));
-  const file = join(dir, 'schedules.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 15,
-          horizon_days: 60,
-          capacity: 1000,
-          weekly_hours: ALL_WEEK([['08:00', '20:00']]),
-          reasons: [{ name: 'Quarter', duration_minutes: 15 }],
-        },
-      ],
-    }),
-  );
-  const imported = JSON.parse(await ok('import', file));
-  await ok('api', 'enable');
-  const token = (await ok('token', 'generate')).trim();
-  await ok('set', 'api.rate_limit_per_minute', '100000');
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  return { token, schedule: imported.schedules[0].id as number, headers };
-}
 
 interface Timed {
   status: number;
