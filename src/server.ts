@@ -2,7 +2,7 @@
 // and a graceful shutdown on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from './config.js';
-import { connect, type Db } from './db/connect.js';
+import { connect, parseDatabaseUrl, type Db } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { buildApp, REDACTED_PATHS } from './http/build-app.js';
 import { RedisRateLimitStore } from './rate-limit/redis-store.js';
@@ -16,6 +16,8 @@ export interface RunningServer {
 }
 
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** for work no client waits for (migrations, the CLI): no statement bound, SQLite's former 10 s busy wait */
+export const UNBOUNDED = { statementTimeoutMs: 0, busyTimeoutMs: 10_000 } as const;
 /**
  * How long requests in flight get to finish at shutdown; then their connections are closed. Well under
  * SHUTDOWN_TIMEOUT_MS, so the mail worker's stop (at most about a second) and closing the database
@@ -30,7 +32,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
   });
-  await migrate(db);
+  await migrateUnbounded(config, db);
   // with several instances the rate-limit count lives in Redis; without REDIS_URL it is in-process
   const rateLimits = config.redisUrl ? new RedisRateLimitStore({ url: config.redisUrl, prefix: config.redisPrefix }) : undefined;
   const app = await buildApp({
@@ -66,6 +68,21 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
       await db.close();
     })());
   return { app, db, url, stop };
+}
+
+/**
+ * Migrations on a connection of their own, without the serving bounds: rebuilding an index on a large
+ * table may take longer than a request's statement bound, and no client waits for it. (An in-memory
+ * SQLite database exists only on its one connection: migrated there.)
+ */
+async function migrateUnbounded(config: Config, db: Db): Promise<void> {
+  if (parseDatabaseUrl(config.databaseUrl).location === ':memory:') return migrate(db);
+  const migrator = connect(config.databaseUrl, { poolMax: 1, connectTimeoutMs: config.databaseConnectTimeoutMs, ...UNBOUNDED });
+  try {
+    await migrate(migrator);
+  } finally {
+    await migrator.close();
+  }
 }
 
 /**
