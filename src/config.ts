@@ -20,6 +20,12 @@ export interface Config {
   readonly mailConcurrency: number;
   /** PostgreSQL connections per process */
   readonly databasePoolMax: number;
+  /** PostgreSQL: bound on opening (or waiting for) a connection, ms */
+  readonly databaseConnectTimeoutMs: number;
+  /** PostgreSQL: statement_timeout, and the client's bound on an answer (+500 ms), ms; 0: none */
+  readonly databaseStatementTimeoutMs: number;
+  /** SQLite: busy_timeout, how long a write waits for another connection's lock, ms */
+  readonly sqliteBusyTimeoutMs: number;
   readonly logLevel: string;
   /**
    * TRUST_PROXY: which reverse proxies may name the client (X-Forwarded-For) and protocol (X-Forwarded-Proto).
@@ -91,6 +97,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailGiveUpAfterHours: integer(env, 'MAIL_GIVE_UP_AFTER_HOURS', 72, 1, 24 * 366),
     mailConcurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    // defaults: DATABASE_BOUNDS in db/connect.ts (config may not import the database layer, so repeated here)
+    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2000, 100, 600_000),
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 3000, 0, 86_400_000),
+    sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 2000, 0, 600_000),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxy(env.TRUST_PROXY),
   });

@@ -2,7 +2,7 @@
 // and a graceful shutdown on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from './config.js';
-import { connect, type Db } from './db/connect.js';
+import { connect, parseDatabaseUrl, type Db } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { buildApp, REDACTED_PATHS } from './http/build-app.js';
 import { RedisRateLimitStore } from './rate-limit/redis-store.js';
@@ -16,10 +16,23 @@ export interface RunningServer {
 }
 
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** for work no client waits for (migrations, the CLI): no statement bound, SQLite's former 10 s busy wait */
+export const UNBOUNDED = { statementTimeoutMs: 0, busyTimeoutMs: 10_000 } as const;
+/**
+ * How long requests in flight get to finish at shutdown; then their connections are closed. Well under
+ * SHUTDOWN_TIMEOUT_MS, so the mail worker's stop (at most about a second) and closing the database
+ * always run. A request waiting on the database ends sooner anyway (DATABASE_STATEMENT_TIMEOUT_MS).
+ */
+export const DRAIN_TIMEOUT_MS = 5_000;
 
 export async function startServer(config: Config = loadConfig()): Promise<RunningServer> {
-  const db = connect(config.databaseUrl, { poolMax: config.databasePoolMax });
-  await migrate(db);
+  const db = connect(config.databaseUrl, {
+    poolMax: config.databasePoolMax,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  });
+  await migrateUnbounded(config, db);
   // with several instances the rate-limit count lives in Redis; without REDIS_URL it is in-process
   const rateLimits = config.redisUrl ? new RedisRateLimitStore({ url: config.redisUrl, prefix: config.redisPrefix }) : undefined;
   const app = await buildApp({
@@ -48,7 +61,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      await app.close(); // stops accepting, lets requests in flight finish
+      await drain(app);
       // a send in flight gets a moment to finish (and be recorded as sent); one that takes longer (a stalled
       // SMTP server) is aborted and its message released, so shutdown stays well within SHUTDOWN_TIMEOUT_MS
       await mailer.stop();
@@ -56,6 +69,43 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
       await db.close();
     })());
   return { app, db, url, stop };
+}
+
+/**
+ * Migrations on a connection of their own, without the serving bounds: rebuilding an index on a large
+ * table may take longer than a request's statement bound, and no client waits for it. (An in-memory
+ * SQLite database exists only on its one connection: migrated there.)
+ */
+async function migrateUnbounded(config: Config, db: Db): Promise<void> {
+  if (parseDatabaseUrl(config.databaseUrl).location === ':memory:') return migrate(db);
+  const migrator = connect(config.databaseUrl, { poolMax: 1, connectTimeoutMs: config.databaseConnectTimeoutMs, ...UNBOUNDED });
+  try {
+    await migrate(migrator);
+  } finally {
+    await migrator.close();
+  }
+}
+
+/**
+ * Stops accepting, lets requests in flight finish (answered with Connection: close, build-app.ts), closes
+ * each kept-alive connection as soon as it is idle, and after DRAIN_TIMEOUT_MS closes whatever is left.
+ */
+async function drain(app: FastifyInstance): Promise<void> {
+  const closed = app.close();
+  // Fastify closes the connections idle at the moment close() starts; these go idle later
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), DRAIN_TIMEOUT_MS)));
+  try {
+    if ((await Promise.race([closed, late])) === 'late') {
+      app.log.warn({ afterMs: DRAIN_TIMEOUT_MS }, 'requests still in flight at shutdown: closing their connections');
+      app.server.closeAllConnections();
+      await closed;
+    }
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(timer);
+  }
 }
 
 /** Runs until SIGTERM or SIGINT, then shuts down and exits 0 (1 if that takes too long or fails). */

@@ -25,7 +25,8 @@ const USAGE = `usage: booking <command>
 class UsageError extends Error {}
 
 async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
-  const db = connect(config.databaseUrl, { poolMax: 2 });
+  // an operator's command: no client waits for it, so no statement bound and the long SQLite busy wait
+  const db = connect(config.databaseUrl, { poolMax: 2, statementTimeoutMs: 0, busyTimeoutMs: 10_000 });
   try {
     await migrate(db);
     return await work(db);

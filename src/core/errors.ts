@@ -41,3 +41,15 @@ export class Conflict extends Error {
     this.name = 'Conflict';
   }
 }
+
+/**
+ * The database cannot answer right now (unreachable, restarting, frozen past the statement timeout, an
+ * SQLite write lock held past the busy timeout). The database layer turns the drivers' errors into this
+ * one (db/unavailable.ts); the HTTP layer answers 503 with Retry-After (POST /bookings: the contract's 500).
+ */
+export class DatabaseUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DatabaseUnavailable';
+  }
+}

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { postgresHotReads, sqliteHotReads, type HotReads } from './hot-reads.js';
+import { mappingUnavailable } from './unavailable.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -41,14 +42,27 @@ export interface Db {
 export interface ConnectOptions {
   /** PostgreSQL pool size for this process */
   poolMax?: number;
+  /** PostgreSQL: bound on opening a connection and on waiting for a free one in the pool (DATABASE_CONNECT_TIMEOUT_MS) */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: the server's statement_timeout, and (plus half a second, so a live server's own cancel
+   * wins) the client's bound on waiting for an answer at all, which is what ends a query on a frozen
+   * server (DATABASE_STATEMENT_TIMEOUT_MS); 0: no bound
+   */
+  statementTimeoutMs?: number;
+  /** SQLite: how long a write waits for another connection's write lock before SQLITE_BUSY (SQLITE_BUSY_TIMEOUT_MS) */
+  busyTimeoutMs?: number;
 }
+
+/** The defaults of the bounds above; config.ts reads the environment's overrides (docs/operations.md, "Faults"). */
+export const DATABASE_BOUNDS = { connectTimeoutMs: 2_000, statementTimeoutMs: 3_000, busyTimeoutMs: 2_000 } as const;
 
 // PostgreSQL returns bigint (int8) and count() as strings; every such value here fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
 
 export function connect(url: string, options: ConnectOptions = {}): Db {
   const target = parseDatabaseUrl(url);
-  return target.dialect === 'sqlite' ? connectSqlite(target.location) : connectPostgres(target.location, options);
+  return target.dialect === 'sqlite' ? connectSqlite(target.location, options) : connectPostgres(target.location, options);
 }
 
 /** Resolves when the database answers a trivial query. */
@@ -56,14 +70,17 @@ export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db.kysely);
 }
 
-function connectSqlite(location: string): Db {
+function connectSqlite(location: string, { busyTimeoutMs = DATABASE_BOUNDS.busyTimeoutMs }: ConnectOptions): Db {
   if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
   const database = new SQLite(location);
   database.pragma('journal_mode = WAL');
-  database.pragma('busy_timeout = 10000');
+  // better-sqlite3 waits for a lock synchronously (the whole process waits), so the bound is short: long
+  // enough for any other connection's write transaction (milliseconds; an import a fraction of a second),
+  // short enough that a client sees a 503 (or the booking's 500) within about two seconds
+  database.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const kysely = new Kysely<Database>({ dialect: mappingUnavailable(new SqliteDialect({ database: withStatementCache(database) })) });
   return {
     kysely,
     dialect: 'sqlite',
@@ -108,14 +125,28 @@ function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabas
   };
 }
 
-function connectPostgres(connectionString: string, { poolMax = 10 }: ConnectOptions): Db {
-  const pool = new pg.Pool({ connectionString, max: poolMax, idleTimeoutMillis: 30_000 });
+function connectPostgres(
+  connectionString: string,
+  {
+    poolMax = 10,
+    connectTimeoutMs = DATABASE_BOUNDS.connectTimeoutMs,
+    statementTimeoutMs = DATABASE_BOUNDS.statementTimeoutMs,
+  }: ConnectOptions,
+): Db {
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolMax,
+    idleTimeoutMillis: 30_000,
+    // without these a frozen server (SIGSTOP, a hung host) holds every request until TCP gives up
+    connectionTimeoutMillis: connectTimeoutMs,
+    ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs + 500 } : {}),
+  });
   // an idle client losing its connection must not crash the process; the pool replaces it
   pool.on('error', () => {});
   // nor may a checked-out one (PostgreSQL restarting under load): its query fails on its own, and the
   // pool discards the broken client on release; without a listener the 'error' event kills the process
   pool.on('connect', (client) => client.on('error', () => {}));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: mappingUnavailable(new PostgresDialect({ pool })) });
   return {
     kysely,
     dialect: 'postgres',

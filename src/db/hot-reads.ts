@@ -11,6 +11,7 @@ import type { Database } from './schema.js';
 import type { BookedTime } from '../core/availability/free-slots.js';
 import { configVersion } from './repos/installation.repository.js';
 import { bookedTimes, bookingsVersion, findBookingsVersion } from './repos/booking.repository.js';
+import { rethrow } from './unavailable.js';
 
 /** The versions a request checks its cached answers against, read in one statement. */
 export interface Versions {
@@ -67,19 +68,29 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
     if (!st) prepared.set(name, (st = database.prepare(SQL[name].replace(/\$\d/g, '?'))[mode]()));
     return st;
   };
+  // SQLITE_BUSY (a lock held past busy_timeout) as DatabaseUnavailable, like every query through Kysely
+  const run = <T>(read: () => T): T => {
+    try {
+      return read();
+    } catch (error) {
+      return rethrow(error);
+    }
+  };
   return {
     versions: async (scheduleId) => {
       if (database.inTransaction) return versionsThroughKysely(kysely, scheduleId);
-      const row = statement('versions', 'raw').get(scheduleId) as [number, number | null] | undefined;
+      const row = run(() => statement('versions', 'raw').get(scheduleId) as [number, number | null] | undefined);
       if (!row) throw new Error(MISSING_META);
       return versionsOf(row[0], scheduleId, row[1]);
     },
     bookingsVersion: async (scheduleId) =>
-      database.inTransaction ? bookingsVersion(kysely, scheduleId) : Number(statement('bookingsVersion', 'pluck').get(scheduleId) ?? 0),
+      database.inTransaction
+        ? bookingsVersion(kysely, scheduleId)
+        : Number(run(() => statement('bookingsVersion', 'pluck').get(scheduleId)) ?? 0),
     bookedTimes: async (scheduleId, from, to) =>
       database.inTransaction
         ? bookedTimes(kysely, scheduleId, from, to)
-        : spansOf(statement('bookedTimes', 'raw').all(scheduleId, from, to) as unknown[][]),
+        : spansOf(run(() => statement('bookedTimes', 'raw').all(scheduleId, from, to) as unknown[][])),
   };
 }
 
@@ -92,9 +103,11 @@ export function postgresHotReads(pool: pg.Pool): HotReads {
     config_version?: unknown;
     bookings_version: unknown;
   }
-  const rows = async (name: keyof typeof SQL, values: unknown[]) => (await pool.query<VersionsRow>({ text: SQL[name], values })).rows;
+  // connection and timeout errors as DatabaseUnavailable, like every query through Kysely
+  const rows = async (name: keyof typeof SQL, values: unknown[]) =>
+    (await pool.query<VersionsRow>({ text: SQL[name], values }).catch(rethrow)).rows;
   const arrays = async (name: keyof typeof SQL, values: unknown[]) =>
-    (await pool.query<unknown[]>({ text: SQL[name], values, rowMode: 'array' })).rows;
+    (await pool.query<unknown[]>({ text: SQL[name], values, rowMode: 'array' }).catch(rethrow)).rows;
   return {
     versions: async (scheduleId) => {
       const [row] = await rows('versions', [scheduleId]);

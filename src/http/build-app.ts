@@ -43,6 +43,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy,
     // what Node's parser refuses gets the contract's error shape too
     clientErrorHandler: handleClientError,
+    // at close: idle kept-alive connections are closed, a request arriving on one answers 503 with
+    // Connection: close (both Fastify 5's defaults, stated because shutdown relies on them: server.ts)
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+  // a request still in flight when close() starts is answered with Connection: close, so its kept-alive
+  // connection ends with it instead of holding the shutdown until the keep-alive timeout
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  // callback style: no promise per response on the hot path, where this almost never does anything
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   app.setErrorHandler(errorHandler);
   app.decorateRequest('snapshot', null as never);

@@ -1,7 +1,10 @@
 // The one place that turns errors into HTTP answers. Every answer is {"error": "..."} (plus "field" on a
 // booking validation error) with a JSON content type; 5xx details stay in the log.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { Conflict, InvalidInput, NotFound } from '../core/errors.js';
+import { Conflict, DatabaseUnavailable, InvalidInput, NotFound } from '../core/errors.js';
+
+/** Retry-After (seconds) while the database cannot answer: about one fault's bound (docs/operations.md) */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
 
 const QUERY_NOT_FOUND: Record<string, string> = {
   schedule: 'Schedule not found',
@@ -26,6 +29,15 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     return reply.code(400).send(domain.field ? { error: domain.message, field: domain.field } : { error: domain.message });
   }
   if (error instanceof Conflict) return reply.code(409).send({ error: error.message });
+  if (domain instanceof DatabaseUnavailable) {
+    // the database cannot answer (down, restarting, frozen past the timeouts, locked): not a bug, so a
+    // warning; 503 (allowed on every call), except POST /bookings, whose failure the contract fixes as 500
+    request.log.warn({ err: domain }, 'database unavailable');
+    reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+    if (request.method === 'POST' && request.url.startsWith('/api/bookings'))
+      return reply.code(500).send({ error: 'The booking could not be saved' });
+    return reply.code(503).send({ error: 'Service Unavailable' });
+  }
   if (error.validation) {
     const field = validationField(error);
     // GET calls answer 404, not 400, for a missing or badly formatted parameter (contract, Errors)

@@ -18,7 +18,7 @@ import { connect } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { listMessages } from '../../src/app/outbox.js';
 import { startOutboxWorker, type OutboxLog, type OutboxWorker } from '../../src/app/outbox-delivery.js';
-import { OwnPostgres, ownPostgresUnavailable } from '../support/own-postgres.js';
+import { OWN_POSTGRES_SKIP, ownPostgres } from '../support/own-postgres.js';
 import {
   TestSmtpServer,
   localDate,
@@ -59,12 +59,11 @@ function assertEachOnce(received: readonly ReceivedMail[], expected: number, log
 }
 
 test('mail: PostgreSQL stopped and restarted twice while mail is delivered: every message exactly once, all rows sent', async (t) => {
-  const unavailable = ownPostgresUnavailable();
-  if (unavailable) {
-    t.skip(unavailable);
+  if (OWN_POSTGRES_SKIP) {
+    t.skip(OWN_POSTGRES_SKIP);
     return;
   }
-  const pg = await OwnPostgres.start();
+  const pg = await ownPostgres();
   const db = connect(pg.url);
   const smtp = await TestSmtpServer.start();
   let worker: OutboxWorker | null = null;
@@ -88,9 +87,9 @@ test('mail: PostgreSQL stopped and restarted twice while mail is delivered: ever
       const mode = faults.get(arrivals);
       if (!mode) return;
       await restarts;
-      await pg.down(mode);
+      await pg.stop(mode);
       stops.push(mode);
-      restarts = new Promise((r) => setTimeout(r, 1_500)).then(() => pg.up());
+      restarts = new Promise((r) => setTimeout(r, 1_500)).then(() => pg.start());
     };
 
     const log = recordingLog();
@@ -126,7 +125,7 @@ test('mail: PostgreSQL stopped and restarted twice while mail is delivered: ever
     await worker?.stop();
     await smtp.down();
     await db.close().catch(() => {});
-    await pg.dispose();
+    await pg.destroy();
   }
 });
 

@@ -1,5 +1,9 @@
 // Runs bin/booking as a real child process, as an operator or a load balancer would.
+import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -73,4 +77,46 @@ export async function serve(databaseUrl: string, env: Record<string, string> = {
       return exited;
     },
   };
+}
+
+const ALL_WEEK = (h: string[][]) => Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, h]));
+
+/** a configured installation, made through the CLI as an operator would */
+export interface Ready {
+  token: string;
+  schedule: number;
+  headers: Record<string, string>;
+}
+
+/** setup, one schedule open every day, the API on, a token, no practical rate limit: through the CLI */
+export async function readyInstallation(url: string): Promise<Ready> {
+  const ok = async (...args: string[]) => {
+    const r = await cli(url, ...args);
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  await ok('setup', '--timezone', 'Europe/Berlin', '--admin-email', 'op@example.com', '--admin-password', 'correct horse');
+  const dir = mkdtempSync(join(tmpdir(), 'booking-faults-'));
+  const file = join(dir, 'schedules.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      schedules: [
+        {
+          name: 'Desk',
+          slot_interval_minutes: 15,
+          horizon_days: 60,
+          capacity: 1000,
+          weekly_hours: ALL_WEEK([['08:00', '20:00']]),
+          reasons: [{ name: 'Quarter', duration_minutes: 15 }],
+        },
+      ],
+    }),
+  );
+  const imported = JSON.parse(await ok('import', file));
+  await ok('api', 'enable');
+  const token = (await ok('token', 'generate')).trim();
+  await ok('set', 'api.rate_limit_per_minute', '100000');
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  return { token, schedule: imported.schedules[0].id as number, headers };
 }

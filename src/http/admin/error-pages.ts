@@ -1,7 +1,7 @@
 // Errors in the admin area are pages in its frame, never the API's JSON: domain errors get their
 // status, other client errors their own message, and a server error shows nothing but a pointer to the log.
 import type { FastifyInstance } from 'fastify';
-import { Conflict, InvalidInput, NotFound } from '../../core/errors.js';
+import { Conflict, DatabaseUnavailable, InvalidInput, NotFound } from '../../core/errors.js';
 import { html } from './html.js';
 import { page, type PageContext } from './layout.js';
 import { sendPage, state } from './context.js';
@@ -25,6 +25,15 @@ export function errorPages(app: FastifyInstance): void {
         page(ctx, 'Not possible', html`<p class="danger">${error.message}</p><p><a href="javascript:history.back()">Back</a></p>`),
         409,
       );
+    if (error instanceof DatabaseUnavailable) {
+      request.log.warn({ err: error }, 'database unavailable');
+      reply.header('retry-after', '5');
+      return sendPage(
+        reply,
+        page(ctx, 'Temporarily unavailable', html`<p>The database cannot answer right now. Try again in a few seconds.</p>`),
+        503,
+      );
+    }
     // input a handler did not catch is still the client's: a 400 page, never a 500 (nor an error-level log line)
     const status = error instanceof InvalidInput ? 400 : ((error as { statusCode?: number }).statusCode ?? 500);
     if (status < 500) return sendPage(reply, page(ctx, 'Bad request', html`<p>${(error as Error).message}</p>`), status);

@@ -24,6 +24,7 @@ import {
   SlotParam,
   Day,
   commonErrors,
+  RetryAfter,
   dataOf,
   notFound,
 } from './schemas.js';
@@ -181,7 +182,11 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
           ...notFound('Schedule, reason or free time'),
           413: { ...ErrorBody, description: 'Body over 64 KiB' },
           415: { ...ErrorBody, description: 'Content-Type: application/json missing' },
-          500: { ...ErrorBody, description: 'The customer record or the booking could not be saved' },
+          500: {
+            ...ErrorBody,
+            description: 'The customer record or the booking could not be saved (with Retry-After when the database cannot answer)',
+            headers: RetryAfter,
+          },
           ...commonErrors,
         },
       },

@@ -62,10 +62,20 @@ export const dataOf = <T extends TSchema>(schema: T, description: string) => Typ
 
 const err = (description: string) => ({ ...ErrorBody, description });
 
+/** Sent with a 503 (and POST /bookings' 500) while the database cannot answer */
+export const RetryAfter = {
+  'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying; sent while the database cannot answer' },
+} as const;
+
 /** The statuses every call may answer (contract: "401, 429 and 503 apply to all calls"). */
 export const commonErrors = {
   401: err('Token missing, wrong or replaced: {"error":"Unauthorized"}'),
   429: err('Request limit reached; Retry-After gives the wait in seconds'),
-  503: err('API disabled ("API disabled") or installation not finished ("Not configured")'),
+  503: {
+    ...err(
+      'API disabled ("API disabled"), installation not finished ("Not configured"), or the database cannot answer right now ("Service Unavailable", with Retry-After)',
+    ),
+    headers: RetryAfter,
+  },
 };
 export const notFound = (what: string) => ({ 404: err(`${what} not found, or a missing or badly formatted parameter`) });
