@@ -19,11 +19,6 @@ export class InvalidInput extends Error {
   static at(path: string, reason: string): InvalidInput {
     return new InvalidInput(reason, path, `${path}: ${reason}`);
   }
-
-  /** the API's `field` */
-  get field(): string | undefined {
-    return this.path;
-  }
 }
 
 /** Something asked for does not exist or is not available (an unknown id, a time that is not free). */

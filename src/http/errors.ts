@@ -26,7 +26,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (error instanceof NotFound) return reply.code(404).send({ error: error.message });
   const domain: unknown = error;
   if (domain instanceof InvalidInput) {
-    return reply.code(400).send(domain.field ? { error: domain.message, field: domain.field } : { error: domain.message });
+    return reply.code(400).send(domain.path ? { error: domain.message, field: domain.path } : { error: domain.message });
   }
   if (error instanceof Conflict) return reply.code(409).send({ error: error.message });
   if (domain instanceof DatabaseUnavailable) {

@@ -312,7 +312,7 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
       return reply.redirect(`/admin/bookings/${created.detailsId}?saved=booked`, 303);
     } catch (error) {
       if (error instanceof InvalidInput) {
-        return sendPage(reply, await bookPage(deps, request, id, values, { [`answer.${error.field}`]: error.message }), 400);
+        return sendPage(reply, await bookPage(deps, request, id, values, { [`answer.${error.path}`]: error.message }), 400);
       }
       if (error instanceof NotFound) {
         return sendPage(reply, await bookPage(deps, request, id, values, { slot: 'This time is no longer free. Choose another.' }), 409);

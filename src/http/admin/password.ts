@@ -44,7 +44,7 @@ export function passwordRoutes(app: FastifyInstance, { db, clock }: AdminDeps, t
       if (error instanceof TooManyAttempts)
         return sendPage(reply, passwordPage(state(request).page, { current_password: error.message }), 429);
       if (!(error instanceof InvalidInput)) throw error;
-      return sendPage(reply, passwordPage(state(request).page, { [error.field ?? 'new_password']: error.message }), 400);
+      return sendPage(reply, passwordPage(state(request).page, { [error.path ?? 'new_password']: error.message }), 400);
     }
   });
 }

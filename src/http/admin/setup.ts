@@ -56,7 +56,7 @@ export function setupRoutes(app: FastifyInstance, { db, clock }: AdminDeps, thro
       );
     } catch (error) {
       if (!(error instanceof InvalidInput)) throw error;
-      return sendPage(reply, setupPage(state(request).page, values, { [error.field ?? 'name']: error.message }), 400);
+      return sendPage(reply, setupPage(state(request).page, values, { [error.path ?? 'name']: error.message }), 400);
     }
     const result = await signIn(db, throttle, values.admin_email, text(input, 'admin_password'), request.ip, clock());
     if (result.ok) setSessionCookie(request, reply, result.cookie);
