@@ -8,6 +8,7 @@
 // The signing secret (CSRF tokens of a session, the signed pre-session token of the setup and sign-in
 // forms) lives in the settings table (created on first use), so all instances share it.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import type { Db } from '../db/connect.js';
 import { findAdminByEmail, findAdminById, findOrCreateSetting, listAdmins, setAdminPassword } from '../db/repos/installation.repository.js';
 import {
@@ -123,7 +124,29 @@ export function validPreToken(secret: Buffer, value: unknown): value is string {
  */
 export function throttleKeys(email: string, clientIp: string): string[] {
   const account = email.trim().toLowerCase();
-  return [`email:${sha256(account)}`, `ip:${sha256(clientIp)}`, `${pairPrefix(account)}${sha256hex(clientIp).slice(0, 24)}`];
+  const client = clientNetwork(clientIp);
+  return [`email:${sha256(account)}`, `ip:${sha256(client)}`, `${pairPrefix(account)}${sha256hex(client).slice(0, 24)}`];
+}
+
+/**
+ * The unit an address is counted as: an IPv4 address itself, an IPv6 address by its /64 (one subscriber
+ * is handed a whole /64, so counting single IPv6 addresses would give one attacker endless fresh ones).
+ */
+export function clientNetwork(clientIp: string): string {
+  if (!isIPv6(clientIp)) return clientIp;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(clientIp);
+  if (mapped) return mapped[1]!;
+  // expand "::" so the first four groups are the /64
+  const [head = '', tail = ''] = clientIp.toLowerCase().split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = clientIp.includes('::') ? (tail === '' ? [] : tail.split(':')) : [];
+  const groups = clientIp.includes('::')
+    ? [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups]
+    : headGroups;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 const pairPrefix = (account: string) => `pair:${sha256hex(account).slice(0, 24)}.`;

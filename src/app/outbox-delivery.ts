@@ -41,6 +41,7 @@ import { renderMessage } from '../mail/templates.js';
 import { describeSendError, outboxMessageId, smtpTransport, type SmtpTransport } from '../mail/smtp-transport.js';
 import { SnapshotCache } from './snapshot.js';
 import { loadMessageSource } from './outbox.js';
+import { parseSmtpUrl } from '../core/settings.js';
 
 export interface OutboxLog {
   info(obj: object, msg: string): void;
@@ -185,6 +186,8 @@ class OutboxDelivery {
   private readonly accepted = new Map<number, number>();
   /** polls in a row that failed (the database away): the next one waits longer, up to 10 poll intervals */
   private failedPolls = 0;
+  /** the saved SMTP URL last refused by checkedSavedUrl, so its error is logged once */
+  private refusedUrl: string | null = null;
 
   constructor(private readonly options: ResolvedOptions) {
     this.sendDeadlineMs = Math.floor(options.claimMs / 2);
@@ -223,8 +226,24 @@ class OutboxDelivery {
   /** The SMTP server and sender configured now (SMTP_URL wins over the saved one), or null when there is none. */
   private async currentSender(): Promise<Sender | null> {
     const { settings } = await this.snapshots.current();
-    const transport = this.transports.for(this.options.smtpUrl ?? settings.smtpUrl);
+    const transport = this.transports.for(this.options.smtpUrl ?? this.checkedSavedUrl(settings.smtpUrl));
     return transport && { transport, savedFrom: settings.mailFrom };
+  }
+
+  /**
+   * The saved SMTP URL, checked again as it is used: one saved by an older version may carry options that
+   * are refused today (a proxy, TLS switched off). Such a URL is not used, so the messages wait, and the
+   * log says why once per URL (without the URL: it holds the password).
+   */
+  private checkedSavedUrl(url: string): string {
+    try {
+      return parseSmtpUrl(url);
+    } catch (error) {
+      if (this.refusedUrl !== url)
+        this.options.log.error({ reason: (error as Error).message }, 'the saved SMTP server is not used: save it again on the E-mail page');
+      this.refusedUrl = url;
+      return '';
+    }
   }
 
   /** Sends one claimed message, or releases it once stopping: no new send starts then. */

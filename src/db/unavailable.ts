@@ -18,6 +18,8 @@ const NODE_UNAVAILABLE = new Set([
   'ENETUNREACH',
   'EAI_AGAIN',
   'ENOTFOUND',
+  // over a Unix socket: the socket file is gone while PostgreSQL is stopped
+  'ENOENT',
 ]);
 // pg and pg-pool say it in words only: a connect timeout, a pool checkout timeout, the client-side
 // query_timeout, a connection that ended under a query, a client already broken

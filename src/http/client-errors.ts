@@ -12,6 +12,8 @@ const HEADER_OVERFLOW = new Set(['HPE_HEADER_OVERFLOW', 'ERR_HTTP_HEADERS_TOO_LA
 /** What a refused request is answered with; `rawPacket` is what the parser had read of it, if anything. */
 export function clientErrorAnswer(code: string | undefined, rawPacket: Buffer | undefined): { status: number; error: string } {
   if (code !== undefined && HEADER_OVERFLOW.has(code)) return { status: 431, error: 'Request Header Fields Too Large' };
+  // the headers did not arrive within the server's headersTimeout: nothing is wrong with what did arrive
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, error: 'Request Timeout' };
   // only the first line matters, and only its start: method and the path's first segment
   const firstLine = rawPacket ? rawPacket.subarray(0, 256).toString('latin1').split('\r\n', 1)[0]! : '';
   if (/^GET \/api(\/|\?|$| )/.test(firstLine)) return { status: 404, error: 'Not Found' };
@@ -29,8 +31,11 @@ export function handleClientError(error: ConnectionError, socket: Socket): void 
   const raw: unknown = error.rawPacket;
   const { status, error: message } = clientErrorAnswer(error.code, Buffer.isBuffer(raw) ? raw : undefined);
   const body = JSON.stringify({ error: message });
-  const reason = { 400: 'Bad Request', 404: 'Not Found', 431: 'Request Header Fields Too Large' }[status];
+  const reason = { 400: 'Bad Request', 404: 'Not Found', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[status];
+  // then the socket is destroyed: the server allows half-open sockets, and a client that never closes
+  // its side must not hold one
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
   );
 }

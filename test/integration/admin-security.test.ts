@@ -110,6 +110,16 @@ describeEachDatabase('admin security: sign-in throttle, reset command, setup onc
     assert.equal((await new Browser(inst.app, '198.51.100.11').signIn()).statusCode, 303);
   });
 
+  test('an IPv6 client is counted by its /64: fresh addresses of one subscriber line are one address', async () => {
+    inst.clock.now = NOW + 2 * HOUR;
+    const codes: number[] = [];
+    // every attempt from another address of the same /64 (as one attacker can choose freely)
+    for (let i = 0; i < 8; i++)
+      codes.push((await new Browser(inst.app, `2001:db8:1:2::${(i + 1).toString(16)}`).signIn(`guess ${i}`)).statusCode);
+    assert.deepEqual(codes, [401, 401, 401, 401, 401, 429, 429, 429]);
+    assert.equal((await new Browser(inst.app, '2001:db8:1:3::1').signIn()).statusCode, 303, 'the next /64 is another client');
+  });
+
   test('the slower per-account bound (100 failures in 15 minutes from anywhere), and `booking admin reset-password` clears it', async () => {
     inst.clock.now = NOW + 2 * HOUR;
     const owner = new Browser(inst.app, OWNER_IP);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
-import { configVersion, loadSettings } from '../../src/db/repos/installation.repository.js';
+import { bumpConfigVersion, configVersion, loadSettings, saveSetting } from '../../src/db/repos/installation.repository.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages } from '../../src/app/outbox.js';
 import { buildApp } from '../../src/http/build-app.js';
@@ -223,5 +223,31 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
     );
     await until('all four recorded as sent', async () => (await listMessages(inst.db, { state: 'sent' })).length === 4);
     assert.equal(smtp.received.length, 2);
+  });
+  test('a saved URL with an option refused today (stored by an older version) is not used: messages wait, the log says why once', async () => {
+    await worker?.stop();
+    const smtp = await TestSmtpServer.start();
+    smtpServers.push(smtp);
+    // written as an older version could have saved it, past today's checks
+    await inst.db.write(async (trx) => {
+      await saveSetting(trx, 'mail.smtp_url', `${smtp.url}&proxy=http://127.0.0.1:9`);
+      await bumpConfigVersion(trx);
+    });
+    const errors: string[] = [];
+    const log = { info() {}, warn() {}, error: (_obj: object, msg: string) => void errors.push(msg) };
+    worker = startOutboxWorker({
+      db: inst.db,
+      smtpUrl: null,
+      giveUpAfterMs: 3_600_000,
+      pollIntervalMs: 60_000,
+      clock: runningFrom(NOW),
+      log,
+    });
+    assert.equal((await book('2026-06-02 11:00:00', 'cy@example.com')).statusCode, 201);
+    assert.equal(await worker.runOnce(), 0, 'nothing is claimed through the refused URL');
+    assert.equal(await worker.runOnce(), 0);
+    assert.equal(smtp.received.length, 0);
+    assert.deepEqual(errors, ['the saved SMTP server is not used: save it again on the E-mail page'], 'logged once');
+    assert.ok((await listMessages(inst.db, { state: 'queued' })).length >= 2);
   });
 });

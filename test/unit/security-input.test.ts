@@ -209,3 +209,13 @@ test('#2 the schedule form caps its hours and exceptions texts: 120,000 "-" are 
     (e: Error & { path?: string }) => e.path === 'exceptions' && /at most 16000/.test(e.message),
   );
 });
+
+test('#3 the sign-in throttle counts an IPv6 client by its /64, an IPv4 client by its address', async () => {
+  const { clientNetwork } = await import('../../src/app/admin-auth.js');
+  assert.equal(clientNetwork('203.0.113.7'), '203.0.113.7');
+  assert.equal(clientNetwork('::ffff:203.0.113.7'), '203.0.113.7');
+  assert.equal(clientNetwork('2001:db8:1:2::5'), '2001:db8:1:2::/64');
+  assert.equal(clientNetwork('2001:0db8:0001:0002:aaaa:bbbb:cccc:dddd'), '2001:db8:1:2::/64');
+  assert.equal(clientNetwork('2001:db8::1'), '2001:db8:0:0::/64');
+  assert.equal(clientNetwork('::1'), '0:0:0:0::/64');
+});
