@@ -24,6 +24,25 @@ export const UNBOUNDED = { statementTimeoutMs: 0, busyTimeoutMs: 10_000 } as con
  * always run. A request waiting on the database ends sooner anyway (DATABASE_STATEMENT_TIMEOUT_MS).
  */
 export const DRAIN_TIMEOUT_MS = 5_000;
+/**
+ * The mail worker's stop and the database's close each get a bound of their own: with the database frozen,
+ * a poll's queries (each up to the statement bound) and the pool's end (it waits for its clients) could
+ * otherwise outlast SHUTDOWN_TIMEOUT_MS. Unrecorded claims left behind expire and are sent by the next
+ * worker; nothing is lost.
+ */
+export const MAILER_STOP_TIMEOUT_MS = 6_000;
+export const DB_CLOSE_TIMEOUT_MS = 2_000;
+
+/** Waits for `work`, at most `ms`; says which it was. `work` goes on in the background when late. */
+async function within(work: Promise<unknown>, ms: number): Promise<'done' | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  try {
+    return await Promise.race([work.then(() => 'done' as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export async function startServer(config: Config = loadConfig()): Promise<RunningServer> {
   const db = connect(config.databaseUrl, {
@@ -61,12 +80,15 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      await drain(app);
-      // a send in flight gets a moment to finish (and be recorded as sent); one that takes longer (a stalled
-      // SMTP server) is aborted and its message released, so shutdown stays well within SHUTDOWN_TIMEOUT_MS
-      await mailer.stop();
+      // the worker stops with the drain, not after it: no new claim while requests finish. A send in flight
+      // gets a moment to finish (and be recorded as sent); one that takes longer (a stalled SMTP server) is
+      // aborted and its message released. Every step is bounded, so shutdown stays within SHUTDOWN_TIMEOUT_MS
+      // even with the database frozen.
+      const [, mail] = await Promise.all([drain(app), within(mailer.stop(), MAILER_STOP_TIMEOUT_MS)]);
+      if (mail === 'late') app.log.warn({ afterMs: MAILER_STOP_TIMEOUT_MS }, 'the mail worker did not stop in time: its claims expire');
       await rateLimits?.close();
-      await db.close();
+      if ((await within(db.close(), DB_CLOSE_TIMEOUT_MS)) === 'late')
+        app.log.warn({ afterMs: DB_CLOSE_TIMEOUT_MS }, 'the database did not close in time');
     })());
   return { app, db, url, stop };
 }

@@ -140,6 +140,28 @@ describe('a PostgreSQL that cannot answer [own postgres]', { skip: OWN_POSTGRES_
     await until('GET /api/days 200 after the restart', async () => (await days()).status === 200, 10_000);
     assert.equal((await timed(server!.origin, '/healthz')).status, 200);
   });
+  test('SIGTERM while the database is frozen, a read in flight: exit 0 within the 10 s bound', async (t) => {
+    assert.equal((await days()).status, 200);
+    pg!.freeze();
+    try {
+      // a read waiting on the frozen database, and the mail worker's polls stuck on it too
+      const inFlight = days().then(
+        (r) => r.status,
+        () => 'closed',
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const started = performance.now();
+      const { code } = await server!.stop('SIGTERM');
+      const ms = performance.now() - started;
+      t.diagnostic(`SIGTERM to exit with the database frozen: ${ms.toFixed(0)} ms (code ${code})`);
+      assert.equal(code, 0, `exit after ${ms} ms:\n${server!.log()}`);
+      assert.ok(ms < 10_000, `exit took ${ms} ms`);
+      const read = await inFlight;
+      assert.ok(read === 503 || read === 'closed', `the read in flight got ${read}`);
+    } finally {
+      pg!.thaw();
+    }
+  });
 });
 
 describe('SQLite write lock held by another connection', () => {
