@@ -2,7 +2,7 @@
 // and a graceful shutdown on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from './config.js';
-import { connect, parseDatabaseUrl, type Db } from './db/connect.js';
+import { connect, parseDatabaseUrl, type Db, UNBOUNDED_WORK } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { buildApp, REDACTED_PATHS } from './http/build-app.js';
 import { RedisRateLimitStore } from './rate-limit/redis-store.js';
@@ -16,8 +16,6 @@ export interface RunningServer {
 }
 
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
-/** for work no client waits for (migrations, the CLI): no statement bound, SQLite's former 10 s busy wait */
-export const UNBOUNDED = { statementTimeoutMs: 0, busyTimeoutMs: 10_000 } as const;
 /**
  * How long requests in flight get to finish at shutdown; then their connections are closed. Well under
  * SHUTDOWN_TIMEOUT_MS, so the mail worker's stop (at most about a second) and closing the database
@@ -100,7 +98,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
  */
 async function migrateUnbounded(config: Config, db: Db): Promise<void> {
   if (parseDatabaseUrl(config.databaseUrl).location === ':memory:') return migrate(db);
-  const migrator = connect(config.databaseUrl, { poolMax: 1, connectTimeoutMs: config.databaseConnectTimeoutMs, ...UNBOUNDED });
+  const migrator = connect(config.databaseUrl, { poolMax: 1, connectTimeoutMs: config.databaseConnectTimeoutMs, ...UNBOUNDED_WORK });
   try {
     await migrate(migrator);
   } finally {

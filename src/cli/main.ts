@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
-import { connect, type Db } from '../db/connect.js';
+import { connect, type Db, UNBOUNDED_WORK } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { InvalidInput } from '../core/errors.js';
 import { setup, setApiEnabled, generateToken, setOperatorSetting } from '../app/installation.js';
@@ -26,7 +26,7 @@ class UsageError extends Error {}
 
 async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
   // an operator's command: no client waits for it, so no statement bound and the long SQLite busy wait
-  const db = connect(config.databaseUrl, { poolMax: 2, statementTimeoutMs: 0, busyTimeoutMs: 10_000 });
+  const db = connect(config.databaseUrl, { poolMax: 2, ...UNBOUNDED_WORK });
   try {
     await migrate(db);
     return await work(db);

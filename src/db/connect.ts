@@ -2,12 +2,14 @@
 // PostgreSQL (pg), chosen by DATABASE_URL, plus the few things the two engines do differently.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { postgresHotReads, sqliteHotReads, type HotReads } from './hot-reads.js';
 import { mappingUnavailable } from './unavailable.js';
+import { DatabaseUnavailable } from '../core/errors.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -52,10 +54,18 @@ export interface ConnectOptions {
   statementTimeoutMs?: number;
   /** SQLite: how long a write waits for another connection's write lock before SQLITE_BUSY (SQLITE_BUSY_TIMEOUT_MS) */
   busyTimeoutMs?: number;
+  /**
+   * SQLite: wait for a lock synchronously for all of busyTimeoutMs, as the driver does by itself. For work
+   * no client waits for (migrations, the CLI), where stalling the process costs nothing and every statement,
+   * not only a write transaction's BEGIN, should ride out another process's lock. Default false (serving).
+   */
+  blockingBusyWait?: boolean;
 }
 
 /** The defaults of the bounds above; config.ts reads the environment's overrides (docs/operations.md, "Faults"). */
 export const DATABASE_BOUNDS = { connectTimeoutMs: 2_000, statementTimeoutMs: 3_000, busyTimeoutMs: 2_000 } as const;
+/** For work no client waits for (migrations, the CLI): no statement bound, SQLite's former 10 s busy wait. */
+export const UNBOUNDED_WORK = { statementTimeoutMs: 0, busyTimeoutMs: 10_000, blockingBusyWait: true } as const;
 
 // PostgreSQL returns bigint (int8) and count() as strings; every such value here fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -70,14 +80,17 @@ export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db.kysely);
 }
 
-function connectSqlite(location: string, { busyTimeoutMs = DATABASE_BOUNDS.busyTimeoutMs }: ConnectOptions): Db {
+function connectSqlite(location: string, { busyTimeoutMs = DATABASE_BOUNDS.busyTimeoutMs, blockingBusyWait = false }: ConnectOptions): Db {
   if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
   const database = new SQLite(location);
   database.pragma('journal_mode = WAL');
-  // better-sqlite3 waits for a lock synchronously (the whole process waits), so the bound is short: long
-  // enough for any other connection's write transaction (milliseconds; an import a fraction of a second),
+  // better-sqlite3 waits for a lock synchronously: the whole process, every request, waits with it. So the
+  // driver waits only a moment per try (a statement outside a transaction, e.g. a sign-in counter, still
+  // rides out another process's commit), and a write transaction that meets another process's write lock
+  // retries its BEGIN IMMEDIATE asynchronously (write, LOCKED) up to the bound, the event loop and the
+  // connection free between tries: long enough for any other connection's write (milliseconds; an import a fraction of a second),
   // short enough that a client sees a 503 (or the booking's 500) within about two seconds
-  database.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+  database.pragma(`busy_timeout = ${Math.trunc(blockingBusyWait ? busyTimeoutMs : Math.min(SYNC_BUSY_WAIT_MS, busyTimeoutMs))}`);
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
   const kysely = new Kysely<Database>({ dialect: mappingUnavailable(new SqliteDialect({ database: withStatementCache(database) })) });
@@ -85,23 +98,48 @@ function connectSqlite(location: string, { busyTimeoutMs = DATABASE_BOUNDS.busyT
     kysely,
     dialect: 'sqlite',
     hot: sqliteHotReads(database, kysely),
-    write: (work) =>
-      kysely.connection().execute(async (conn) => {
-        await sql`begin immediate`.execute(conn);
-        try {
-          const result = await work(conn);
-          await sql`commit`.execute(conn);
-          return result;
-        } catch (error) {
-          if (database.inTransaction) await sql`rollback`.execute(conn);
-          throw error;
-        }
-      }),
+    write: async (work) => {
+      const deadline = Date.now() + busyTimeoutMs;
+      for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+        const outcome = await kysely.connection().execute(async (conn) => {
+          // waited for the connection itself past the bound (other writes' tries went first): done waiting
+          if (Date.now() >= deadline) throw new DatabaseUnavailable('database unavailable: the write lock is held by another process');
+          try {
+            await sql`begin immediate`.execute(conn);
+          } catch (error) {
+            // another process holds the write lock: give the connection back and try again later
+            if (error instanceof DatabaseUnavailable && Date.now() + pause < deadline) return LOCKED;
+            throw error;
+          }
+          try {
+            const result = await work(conn);
+            await sql`commit`.execute(conn);
+            return { result };
+          } catch (error) {
+            if (database.inTransaction) await sql`rollback`.execute(conn);
+            throw error;
+          }
+        });
+        if (outcome !== LOCKED) return outcome.result;
+        await delay(pause);
+      }
+    },
     lockSchedule: async (trx, scheduleId) =>
       (await trx.selectFrom('schedules').select('id').where('id', '=', scheduleId).executeTakeFirst()) !== undefined,
     close: () => kysely.destroy(),
   };
 }
+
+/** How long better-sqlite3 may block the process on a lock in one try (see connectSqlite). */
+const SYNC_BUSY_WAIT_MS = 5;
+
+/**
+ * A write transaction's BEGIN IMMEDIATE (the write lock, taken before the first read) that met another
+ * process's lock: each try blocks at most SYNC_BUSY_WAIT_MS, and between tries the process's one connection
+ * is given back, so other requests (and other writes' tries) go on; past the bound the busy error goes up
+ * (as DatabaseUnavailable: the lock counts as the database not answering).
+ */
+const LOCKED = Symbol('another process holds the write lock');
 
 /**
  * Kysely's SQLite driver prepares every query anew; a fast API call spent about a tenth of its time there
