@@ -60,7 +60,11 @@ describe('soak: bookings through database faults and process signals [own postgr
     smtp.closeTimeoutMs = 100;
   });
   after(async () => {
-    db?.thaw();
+    try {
+      db?.thaw();
+    } catch {
+      /* the server is gone already */
+    }
     if (server) process.kill(server.child.pid!, 'SIGCONT');
     await server?.stop('SIGKILL');
     await smtp?.down();
@@ -74,9 +78,8 @@ describe('soak: bookings through database faults and process signals [own postgr
       const ready: Ready = await readyInstallation(db!.url);
       const env = { SMTP_URL: smtp!.url, MAIL_FROM, LOG_LEVEL: 'warn' };
       server = await serve(db!.url, env);
-      const client = new pg.Client({ connectionString: db!.url });
-      await client.connect();
-      t.after(() => client.end());
+      // a connection per query: the database restarts under the soak
+      const client = { query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => once<R>(db!.url, text, values) };
       const reasons = (await (
         await fetch(`${server.origin}/api/reasons?schedule=${ready.schedule}`, { headers: ready.headers })
       ).json()) as {
@@ -146,7 +149,7 @@ describe('soak: bookings through database faults and process signals [own postgr
         db!.thaw();
         await wait(4);
         phases.push('serve SIGKILL and start again');
-        killAttempts = await killWhenNoMailInFlight(server, client, smtp!);
+        killAttempts = await killWhenNoMailInFlight(server, db!.url, smtp!);
         const killed = await server.stop('SIGKILL');
         assert.equal(killed.signal, 'SIGKILL');
         server = await serve(db!.url, env);
@@ -266,16 +269,25 @@ describe('soak: bookings through database faults and process signals [own postgr
  * was claimed in the last few seconds (such a claim would wait out its 2 minutes). Else continues serve
  * and looks again. Returns the number of looks.
  */
-async function killWhenNoMailInFlight(server: ServeProcess, client: pg.Client, smtp: TestSmtpServer): Promise<number> {
+async function once<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query<R>(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+async function killWhenNoMailInFlight(server: ServeProcess, url: string, smtp: TestSmtpServer): Promise<number> {
   const pid = server.child.pid!;
   for (let look = 1; look <= 60; look += 1) {
     process.kill(pid, 'SIGSTOP');
     // a COMMIT or a DATA already on the wire lands meanwhile
     await new Promise((r) => setTimeout(r, 300));
     const now = Date.now();
-    const sending = (
-      await client.query<{ id: number; claimed_until: string }>("select id, claimed_until from outbox where state = 'sending'")
-    ).rows;
+    const sending = (await once<{ id: number; claimed_until: string }>(url, "select id, claimed_until from outbox where state = 'sending'"))
+      .rows;
     const accepted = new Set(smtp.received.map((m) => Number(/^<outbox-([0-9]+)\./.exec(messageIdOf(m))?.[1])));
     const unrecorded = sending.filter((r) => accepted.has(r.id));
     const fresh = sending.filter((r) => Number(r.claimed_until) > now + CLAIM_MS - 5_000);
