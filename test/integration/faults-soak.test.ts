@@ -65,7 +65,7 @@ describe('soak: bookings through database faults and process signals [own postgr
     } catch {
       /* the server is gone already */
     }
-    if (server) process.kill(server.child.pid!, 'SIGCONT');
+    if (server && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGCONT');
     await server?.stop('SIGKILL');
     await smtp?.down();
     await db?.destroy();
