@@ -30,6 +30,8 @@ export class TestSmtpServer {
    * there: the message is accepted the moment the hook resolves).
    */
   beforeAccept: ((mail: ReceivedMail) => Promise<void>) | null = null;
+  /** how long down() lets open connections finish before answering them 421 and closing; unset: smtp-server's 30 s */
+  closeTimeoutMs: number | undefined = undefined;
   private server: SMTPServer | null = null;
 
   private constructor(readonly port: number) {}
@@ -49,6 +51,7 @@ export class TestSmtpServer {
     const options: SMTPServerOptions = {
       disabledCommands: ['STARTTLS', 'AUTH'],
       logger: false,
+      ...(this.closeTimeoutMs === undefined ? {} : { closeTimeout: this.closeTimeoutMs }),
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
