@@ -1,17 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_FORM, validateSubmission, type FormField } from '../../src/core/forms/form-fields.js';
-
-const field = (name: string, extra: Partial<FormField> = {}): FormField => ({
-  name,
-  label: name,
-  formType: 'textbox',
-  inputType: 'text',
-  required: false,
-  options: [],
-  value: '',
-  ...extra,
-});
+import { field } from '../support/form-field.js';
 
 const FORM: FormField[] = [
   field('first_name', { required: true }),

@@ -1,11 +1,12 @@
 // Issue 10: the input rules of core and the single-line rendering of mail, without I/O.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isEmailAddress, validateSubmission, type FormField } from '../../src/core/forms/form-fields.js';
+import { isEmailAddress, validateSubmission } from '../../src/core/forms/form-fields.js';
 import { parseFormField, parseImportFile } from '../../src/core/schedules/schedule-definition.js';
 import { parseOperatorSetting, parseSmtpUrl, unmaskSmtpUrl } from '../../src/core/settings.js';
 import { loadConfig, trustProxy } from '../../src/config.js';
 import { renderMessage, type MessageSource } from '../../src/mail/templates.js';
+import { field } from '../support/form-field.js';
 
 const STORED = 'smtp://booking%40example.com:s3cret@mail.example.com:587/?requireTLS=true';
 const SHOWN = 'smtp://booking%40example.com:********@mail.example.com:587/?requireTLS=true';
@@ -52,16 +53,6 @@ test('#6 TRUST_PROXY: unset trusts none, 1 is one hop, addresses or ranges are t
   assert.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, 1);
 });
 
-const field = (name: string, extra: Partial<FormField> = {}): FormField => ({
-  name,
-  label: name,
-  formType: 'textbox',
-  inputType: 'text',
-  required: false,
-  options: [],
-  value: '',
-  ...extra,
-});
 const FORM = [field('first_name'), field('email', { inputType: 'email', required: true }), field('notes', { formType: 'textarea' })];
 
 test('#7 e-mail addresses: no controls, DEL, bidi controls, non-ASCII or encoded words', () => {
