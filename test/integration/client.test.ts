@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { BookingApiError, BookingClient, type BookingClientOptions, type ErrorMessage } from '../../clients/typescript/src/index.js';
+import { bookFirstFreeTime } from '../../clients/typescript/example.js';
 import { setOperatorSetting } from '../../src/app/installation.js';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
@@ -128,6 +129,12 @@ describeEachDatabase('TypeScript client', (dialect) => {
     assert.equal(again.field, undefined);
     const keys = sent.filter((s) => s.method === 'POST').map((s) => s.key);
     assert.notEqual(keys[0], keys[1], 'a new booking gets a new key');
+  });
+
+  test("the README's example books the first free time", async () => {
+    const booked = await bookFirstFreeTime(baseUrl, inst.token, 'grace@example.com');
+    // today's first free time: 09:00 Berlin, an hour after the clock's 08:00
+    assert.equal(booked?.slot, '2026-06-01T07:00:00Z');
   });
 
   test('typed errors: 404 with its message on a GET, 400 with its field on a booking', async () => {
