@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
+import SQLite from 'better-sqlite3';
 import { BookingApiError, BookingClient, type BookingClientOptions, type ErrorMessage } from '../../clients/typescript/src/index.js';
 import { bookFirstFreeTime } from '../../clients/typescript/example.js';
 import { setOperatorSetting } from '../../src/app/installation.js';
@@ -194,6 +195,37 @@ describeEachDatabase('TypeScript client', (dialect) => {
     } finally {
       await setOperatorSetting(inst.db, 'api.rate_limit_per_minute', '300');
       inst.clock.now += 120_000;
+    }
+  });
+
+  test('500 with Retry-After (SQLite write lock held elsewhere): the booking is retried after the wait, with its key', async (t) => {
+    if (dialect !== 'sqlite') return t.skip('an SQLite lock');
+    reset();
+    const other = new SQLite(inst.url.slice('sqlite:'.length));
+    other.exec('begin immediate');
+    try {
+      const api = client({
+        sleep: async (ms) => {
+          waits.push(ms);
+          other.exec('rollback');
+        },
+      });
+      const booked = await api.book({
+        schedule: inst.schedules[0]!.id,
+        reason: inst.schedules[0]!.reasons[0]!.id,
+        slot: '2026-06-06 10:00:00',
+        submission: { email: 'ada@example.com' },
+      });
+      assert.equal(booked.slot, '2026-06-06T08:00:00Z');
+      assert.deepEqual(
+        sent.map((s) => s.status),
+        [500, 201],
+      );
+      assert.equal(sent[0]!.key, sent[1]!.key);
+      assert.deepEqual(waits, [5000]);
+    } finally {
+      if (other.inTransaction) other.exec('rollback');
+      other.close();
     }
   });
 

@@ -56,7 +56,7 @@ export interface BookingClientOptions {
   baseUrl: string;
   /** The API token (`apm_…`): keep it on the server, never in a web page */
   token: string;
-  /** Retries of one call after a 429 (or a 503 with Retry-After) or a network error; default 3 */
+  /** Retries of one call after a 429 (or a 503 or 500 with Retry-After) or a network error; default 3 */
   retries?: number;
   /** The longest Retry-After honoured, in seconds: a longer wait is answered with the error at once; default 60 */
   maxRetryAfterSeconds?: number;
@@ -78,9 +78,9 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 }
 
 /**
- * A fetch that re-sends a request after a 429, or a 503 with Retry-After (the server is briefly unable to
- * answer), waiting what Retry-After says, and after a network error when the request is safe to repeat:
- * a GET, or a POST that carries an Idempotency-Key (the server then answers a repeat with the stored answer).
+ * A fetch that re-sends a request after a 429, or a 503 or 500 with Retry-After (the server is briefly
+ * unable to answer), waiting what Retry-After says, and after a network error when the request is safe to
+ * repeat: a GET, or a POST that carries an Idempotency-Key (the server answers a repeat with the stored answer).
  */
 function retryingFetch(options: BookingClientOptions): (request: Request) => Promise<Response> {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
@@ -100,8 +100,9 @@ function retryingFetch(options: BookingClientOptions): (request: Request) => Pro
         continue;
       }
       const wait = retryAfterMs(response.headers.get('retry-after'));
-      const limited = response.status === 429 || (response.status === 503 && wait !== null);
-      if (!limited || attempt >= retries || (wait ?? 0) > maxWaitMs) return response;
+      // a 503 or 500 with Retry-After: the database could not answer and nothing was stored (docs/operations.md)
+      const later = response.status === 429 || ((response.status === 503 || response.status === 500) && wait !== null);
+      if (!later || attempt >= retries || (wait ?? 0) > maxWaitMs) return response;
       // without Retry-After (a 429 always has one from this server), one second
       await response.body?.cancel();
       await sleep(wait ?? 1000);
