@@ -6,19 +6,20 @@ import { DESCRIBED_AS } from './schemas.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/** What stays of a schema replaced by its DESCRIBED_AS form: its annotations; its validation keywords give way. */
+const ANNOTATIONS = new Set(['description', 'title', 'examples', 'example', 'deprecated']);
+
 /** The document with every schema that carries DESCRIBED_AS replaced by what it carries (a copy). */
-export function describedAsDocumented(value: Json): Json {
+function describedAsDocumented(value: Json): Json {
   if (Array.isArray(value)) return value.map(describedAsDocumented);
   if (value === null || typeof value !== 'object') return value;
   if (DESCRIBED_AS in value) {
     const { [DESCRIBED_AS]: documented, ...rest } = value;
-    // the annotations stay (description, examples); the validation keywords give way to the documented ones
     const annotations = Object.fromEntries(Object.entries(rest).filter(([key]) => ANNOTATIONS.has(key)));
     return describedAsDocumented({ ...annotations, ...(documented as Record<string, Json>) });
   }
   return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, describedAsDocumented(v)]));
 }
-const ANNOTATIONS = new Set(['description', 'title', 'examples', 'example', 'deprecated']);
 
 export const OPENAPI_OPTIONS: FastifyDynamicSwaggerOptions = {
   openapi: {

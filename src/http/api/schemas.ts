@@ -9,7 +9,7 @@ import { ID_PATTERN, MAX_ID } from '../id-param.js';
 
 /**
  * Where the document must describe a value otherwise than it is validated, the validation schema carries
- * the document's form under this keyword, and build-app.ts puts it in place when the document is built.
+ * the document's form under this keyword, and openapi.ts puts it in place when the document is built.
  * Query ids are validated as their exact decimal text (docs/decisions.md §1: `01`, `1.0`, `1e3` are not
  * found, which Ajv's coercion to an integer would accept) but are integers to a client; a submission is
  * validated by its form's rules (a non-scalar value answers 400 naming its field, an unknown key is
@@ -37,7 +37,7 @@ type Example = { summary?: string; value: unknown };
 const examples = (entries: Record<string, Example>) => ({ [EXAMPLES]: entries });
 
 const DATE_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
-export const SLOT_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$';
+const SLOT_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$';
 const UTC_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$';
 const SLOT_DESCRIPTION = "YYYY-MM-DD HH:MM:SS, a wall-clock time in the installation's time zone (the Time-Zone header names it)";
 
