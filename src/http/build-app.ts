@@ -8,6 +8,8 @@ import { apiAccessCheck, type ApiAccessDeps } from '../app/api-access.js';
 import { checkHealth } from '../app/health.js';
 import { errorHandler } from './errors.js';
 import { apiRoutes } from './api/routes.js';
+import { ANNOTATION_KEYWORDS, NAMED_SCHEMAS } from './api/schemas.js';
+import { OPENAPI_OPTIONS } from './api/openapi.js';
 import { adminPlugin } from './admin/plugin.js';
 import { handleClientError } from './client-errors.js';
 
@@ -39,7 +41,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     // a booking body is small; the API route sets its own 64 KiB limit
     bodyLimit: 1024 * 1024,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: ANNOTATION_KEYWORDS } },
     trustProxy,
     // what Node's parser refuses gets the contract's error shape too
     clientErrorHandler: handleClientError,
@@ -63,20 +65,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('snapshot', null as never);
   app.decorateRequest('versions', null as never);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Appointment Booking API',
-        version: '1.0.0',
-        description: 'Free times and bookings of one installation, server to server. Every call sends Authorization: Bearer <token>.',
-      },
-      servers: [{ url: '/api' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'apm_ followed by 64 characters' } } },
-    },
-    // only the booking API is described; the admin area and /healthz are not part of it
-    transform: ({ schema, url }) => ({ schema: url.startsWith('/api/') ? schema : { ...schema, hide: true }, url }),
-  });
+  // the API's named shapes, referenced by $ref from the routes: one schema each for validation,
+  // serialisation and the document's components.schemas
+  for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
+  await app.register(swagger, OPENAPI_OPTIONS);
 
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
     if (await checkHealth(deps.db)) return { status: 'ok' };

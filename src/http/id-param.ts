@@ -3,7 +3,7 @@
 export const ID_PATTERN = '^[1-9][0-9]{0,9}$';
 
 const ID = new RegExp(ID_PATTERN);
-const MAX_ID = 2_147_483_647;
+export const MAX_ID = 2_147_483_647;
 
 /** A well-formed id as a number, or null (also beyond the id column's range, where no row can exist). */
 export function idParam(value: unknown): number | null {

@@ -1,5 +1,5 @@
 // The six calls of the booking API (docs/booking-api.md), registered under /api.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { Db } from '../../db/connect.js';
@@ -12,21 +12,22 @@ import { formatUtc } from '../../core/time/calendar.js';
 import { apiGate } from './gate.js';
 import { idParam } from '../id-param.js';
 import {
-  BookingRequestBody,
-  BookingResponseBody,
   DayParam,
-  ErrorBody,
-  FormFieldBody,
   IdParam,
-  Reason,
-  Schedule,
-  Slot,
+  NOT_FOUND,
   SlotParam,
-  Day,
+  TIME_ZONE_HEADER,
+  bookingCreated,
+  bookingErrors,
+  bookingRequest,
   commonErrors,
-  RetryAfter,
-  dataOf,
+  dayList,
+  formFields,
   notFound,
+  reasonList,
+  scheduleList,
+  slotList,
+  timeZoneHeader,
 } from './schemas.js';
 
 export interface ApiDeps {
@@ -53,6 +54,14 @@ function sendData(reply: FastifyReply, answer: ListAnswer) {
   return reply.header('content-type', 'application/json; charset=utf-8').send(jsonBody(answer));
 }
 
+/**
+ * The installation's time zone on the answers that carry or take local times, so an integrator need not
+ * be told it: the name is in the snapshot the gate already read (a configured installation always has one).
+ */
+function sendTimeZone(request: FastifyRequest, reply: FastifyReply) {
+  reply.header(TIME_ZONE_HEADER, request.snapshot.settings.timezone);
+}
+
 export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
   const { db, clock } = deps;
   // handlers take their request (and reply) types from the schemas below
@@ -67,9 +76,12 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
     {
       schema: {
         operationId: 'listSchedules',
-        summary: 'All schedules of the installation',
+        summary: 'List the schedules',
+        description:
+          'All schedules of the installation, by ascending id (creation order). Step 1 of the booking flow: gives the `schedule` id.',
+        tags: ['Catalogue'],
         security,
-        response: { 200: dataOf(Type.Array(Schedule), 'Schedules by ascending id'), ...commonErrors },
+        response: { 200: scheduleList('Schedules by ascending id'), ...commonErrors },
       },
     },
     async (request) => ({
@@ -82,12 +94,15 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
     {
       schema: {
         operationId: 'listReasons',
-        summary: 'The reasons (services) of one schedule',
+        summary: 'List the reasons of a schedule',
+        description:
+          'The appointment reasons (services) of one schedule, by ascending id; an empty list when none is configured. Step 2: gives the `reason` id and the duration.',
+        tags: ['Catalogue'],
         security,
         querystring: Type.Object({ schedule: IdParam }),
         response: {
-          200: dataOf(Type.Array(Reason), 'Reasons by ascending id; empty when none is configured'),
-          ...notFound('Schedule'),
+          200: reasonList('Reasons by ascending id; empty when none is configured'),
+          ...notFound('Schedule', [NOT_FOUND.schedule]),
           ...commonErrors,
         },
       },
@@ -107,17 +122,25 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
     {
       schema: {
         operationId: 'listDays',
-        summary: "Days with at least one free time, from today to the schedule's horizon",
+        summary: 'List the days with free times',
+        description:
+          "The local dates, ascending, from today to the end of the schedule's horizon, that have at least one free time for the reason. Step 3. The Time-Zone header names the installation's time zone.",
+        tags: ['Availability'],
         security,
         querystring: Type.Object({ schedule: IdParam, reason: IdParam }),
-        response: { 200: dataOf(Type.Array(Day), 'Days, ascending'), ...notFound('Schedule or reason'), ...commonErrors },
+        response: {
+          200: { ...dayList('Days, ascending'), headers: timeZoneHeader },
+          ...notFound('Schedule or reason', [NOT_FOUND.schedule, NOT_FOUND.reason]),
+          ...commonErrors,
+        },
       },
     },
-    async (request, reply) =>
-      sendData(
-        reply,
-        await listDays(db, request.snapshot, idParam(request.query.schedule), idParam(request.query.reason), clock(), request.versions),
-      ),
+    async (request, reply) => {
+      const { schedule, reason } = request.query;
+      const days = await listDays(db, request.snapshot, idParam(schedule), idParam(reason), clock(), request.versions);
+      sendTimeZone(request, reply);
+      return sendData(reply, days);
+    },
   );
 
   api.get(
@@ -125,19 +148,24 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
     {
       schema: {
         operationId: 'listSlots',
-        summary: 'Free times of one day, in local installation time',
+        summary: 'List the free times of a day',
+        description:
+          "The free start times of one day, ascending, as wall-clock times in the installation's time zone (the Time-Zone header names it); an empty list when nothing is free that day. A day outside today..horizon is 404. Step 4.",
+        tags: ['Availability'],
         security,
         querystring: Type.Object({ schedule: IdParam, reason: IdParam, day: DayParam }),
         response: {
-          200: dataOf(Type.Array(Slot), 'Free times, ascending; empty when nothing is free that day'),
-          ...notFound('Schedule, reason or day'),
+          200: { ...slotList('Free times, ascending; empty when nothing is free that day'), headers: timeZoneHeader },
+          ...notFound('Schedule, reason or day', [NOT_FOUND.schedule, NOT_FOUND.reason, NOT_FOUND.day]),
           ...commonErrors,
         },
       },
     },
     async (request, reply) => {
       const { schedule, reason, day } = request.query;
-      return sendData(reply, await listSlots(db, request.snapshot, idParam(schedule), idParam(reason), day, clock(), request.versions));
+      const slots = await listSlots(db, request.snapshot, idParam(schedule), idParam(reason), day, clock(), request.versions);
+      sendTimeZone(request, reply);
+      return sendData(reply, slots);
     },
   );
 
@@ -146,19 +174,23 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
     {
       schema: {
         operationId: 'getForm',
-        summary: 'The form fields to fill for booking the given time',
+        summary: 'Get the booking form for a time',
+        description:
+          "The fields to fill for booking the time, keyed by field name in the operator's order; the set differs per schedule, so fetch it rather than hard-code it. A time that is not free (any more) is 404. Step 5.",
+        tags: ['Availability'],
         security,
         querystring: Type.Object({ schedule: IdParam, reason: IdParam, slot: SlotParam }),
         response: {
-          200: dataOf(Type.Record(Type.String(), FormFieldBody), "Fields keyed by name, in the operator's order"),
-          ...notFound('Schedule, reason or time'),
+          200: { ...formFields("Fields keyed by name, in the operator's order"), headers: timeZoneHeader },
+          ...notFound('Schedule, reason or time', [NOT_FOUND.schedule, NOT_FOUND.reason, NOT_FOUND.time]),
           ...commonErrors,
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { schedule, reason, slot } = request.query;
       const fields = await formFor(db, request.snapshot, idParam(schedule), idParam(reason), slot, clock(), request.versions);
+      sendTimeZone(request, reply);
       return { data: Object.fromEntries(fields.map((f) => [f.name, fieldBody(f)])) };
     },
   );
@@ -169,26 +201,13 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
       bodyLimit: 64 * 1024,
       schema: {
         operationId: 'createBooking',
-        summary: 'Creates a booking (and the customer record); queues the notification e-mails',
+        summary: 'Create a booking',
+        description:
+          'Books the time and creates (or updates, matched by e-mail address) the customer record; queues the confirmation and notification e-mails. The time is re-checked in the transaction that stores the booking: of two requests for the last place, one gets 201 and the other 404 "Time not available". Step 6.',
+        tags: ['Bookings'],
         security,
-        body: BookingRequestBody,
-        response: {
-          201: { ...BookingResponseBody, description: 'The booking' },
-          400: {
-            ...ErrorBody,
-            description:
-              'Invalid JSON, invalid request or a submission field that fails its rule ("field" names it; "Field is required" when missing)',
-          },
-          ...notFound('Schedule, reason or free time'),
-          413: { ...ErrorBody, description: 'Body over 64 KiB' },
-          415: { ...ErrorBody, description: 'Content-Type: application/json missing' },
-          500: {
-            ...ErrorBody,
-            description: 'The customer record or the booking could not be saved (with Retry-After when the database cannot answer)',
-            headers: RetryAfter,
-          },
-          ...commonErrors,
-        },
+        body: bookingRequest,
+        response: { 201: bookingCreated, ...bookingErrors, ...commonErrors },
       },
       // 415 comes before the body is read (docs/decisions.md §1: 415 -> 413 -> 400)
       preParsing: async (request, reply) => {
