@@ -74,6 +74,7 @@ export async function createBooking(db: Db, snapshot: Snapshot, request: Booking
       now,
     );
     const detailsId = newDetailsId();
+    const changedIn = await bumpBookingsVersion(trx, schedule.id);
     const bookingId = await insertBooking(trx, {
       detailsId,
       scheduleId: schedule.id,
@@ -84,8 +85,8 @@ export async function createBooking(db: Db, snapshot: Snapshot, request: Booking
       source: request.source,
       answers,
       createdAt: now,
+      changedIn,
     });
-    await bumpBookingsVersion(trx, schedule.id);
     const messages: { kind: MessageKind; recipient: string }[] = [];
     if (customerRecipient) messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
     if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
@@ -103,8 +104,7 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
     const booking = await findBookedForCancel(trx, detailsId);
     if (!booking) return false;
     await db.lockSchedule(trx, booking.scheduleId);
-    await markBookingCancelled(trx, booking.id, now);
-    await bumpBookingsVersion(trx, booking.scheduleId);
+    await markBookingCancelled(trx, booking.id, now, await bumpBookingsVersion(trx, booking.scheduleId));
     const recipient = mailRecipient(booking.customerEmail);
     if (recipient) await enqueueMessages(trx, booking.id, [{ kind: 'booking_cancellation', recipient }], now);
     return true;

@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { BookedTime } from '../core/availability/free-slots.js';
 import { configVersion } from './repos/installation.repository.js';
-import { bookedTimes, bookingsVersion, findBookingsVersion } from './repos/booking.repository.js';
+import { bookedTimes, bookingChanges, bookingsVersion, findBookingsVersion } from './repos/booking.repository.js';
 import { rethrow } from './unavailable.js';
 
 /** The versions a request checks its cached answers against, read in one statement. */
@@ -30,6 +30,8 @@ export interface HotReads {
   bookingsVersion(scheduleId: number): Promise<number>;
   /** booked (not cancelled) spans of a schedule starting in [from, to) */
   bookedTimes(scheduleId: number, from: number, to: number): Promise<BookedTime[]>;
+  /** spans of the schedule's bookings booked or cancelled after bookings version `since` */
+  bookingChanges(scheduleId: number, since: number): Promise<BookedTime[]>;
 }
 
 const SQL = {
@@ -37,6 +39,8 @@ const SQL = {
   bookingsVersion: 'select bookings_version from schedules where id = $1',
   // served from the index bookings_schedule_span alone
   bookedTimes: "select start_at, end_at from bookings where schedule_id = $1 and start_at >= $2 and start_at < $3 and status = 'booked'",
+  // served from the index bookings_schedule_changes alone
+  bookingChanges: 'select start_at, end_at from bookings where schedule_id = $1 and changed_in > $2',
 } as const;
 
 const MISSING_META = 'the meta row is missing: the database is not migrated';
@@ -91,30 +95,104 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
       database.inTransaction
         ? bookedTimes(kysely, scheduleId, from, to)
         : spansOf(run(() => statement('bookedTimes', 'raw').all(scheduleId, from, to) as unknown[][])),
+    bookingChanges: async (scheduleId, since) =>
+      database.inTransaction
+        ? bookingChanges(kysely, scheduleId, since)
+        : spansOf(run(() => statement('bookingChanges', 'raw').all(scheduleId, since) as unknown[][])),
   };
 }
 
 /**
  * PostgreSQL: plain parameterised queries. Not named prepared statements: those are session state, which
  * breaks behind PgBouncer in transaction mode (docs/operations.md). int8 arrives as a number (connect.ts).
+ * The version reads of concurrent requests are coalesced (CoalescedVersionReads).
  */
 export function postgresHotReads(pool: pg.Pool): HotReads {
-  interface VersionsRow {
-    config_version?: unknown;
-    bookings_version: unknown;
-  }
   // connection and timeout errors as DatabaseUnavailable, like every query through Kysely
-  const rows = async (name: keyof typeof SQL, values: unknown[]) =>
-    (await pool.query<VersionsRow>({ text: SQL[name], values }).catch(rethrow)).rows;
   const arrays = async (name: keyof typeof SQL, values: unknown[]) =>
     (await pool.query<unknown[]>({ text: SQL[name], values, rowMode: 'array' }).catch(rethrow)).rows;
+  const coalesced = new CoalescedVersionReads(pool);
   return {
     versions: async (scheduleId) => {
-      const [row] = await rows('versions', [scheduleId]);
-      if (!row) throw new Error(MISSING_META);
-      return versionsOf(row.config_version, scheduleId, row.bookings_version);
+      const read = await coalesced.read(scheduleId);
+      return versionsOf(read.config, scheduleId, scheduleId === null ? null : (read.bookings.get(scheduleId) ?? null));
     },
-    bookingsVersion: async (scheduleId) => Number((await rows('bookingsVersion', [scheduleId]))[0]?.bookings_version ?? 0),
+    bookingsVersion: async (scheduleId) => (await coalesced.read(scheduleId)).bookings.get(scheduleId) ?? 0,
     bookedTimes: async (scheduleId, from, to) => spansOf(await arrays('bookedTimes', [scheduleId, from, to])),
+    bookingChanges: async (scheduleId, since) => spansOf(await arrays('bookingChanges', [scheduleId, since])),
   };
+}
+
+interface VersionsRead {
+  readonly config: number;
+  /** bookings version by schedule id, for the asked schedules that exist */
+  readonly bookings: ReadonlyMap<number, number>;
+}
+
+interface PendingRead {
+  readonly scheduleIds: Set<number>;
+  readonly result: Promise<VersionsRead>;
+  settle(read: Promise<VersionsRead>): void;
+  sendScheduled: boolean;
+}
+
+/**
+ * On PostgreSQL each version read is a round trip, and the per-request read was most of a cached request's
+ * cost. Concurrent requests share one: a request joins the read that has not been sent yet (asking for its
+ * schedule too), and that read is sent once the read before it has answered (MAX_IN_FLIGHT). A read is
+ * only ever joined before it is sent, so it starts after every request it answers arrived: each of them
+ * sees every change committed before it arrived, the same guarantee as a read of its own
+ * (docs/decisions.md §1; docs/architecture.md, "A request's path").
+ */
+class CoalescedVersionReads {
+  private static readonly MAX_IN_FLIGHT = 1;
+  private next: PendingRead | null = null;
+  private inFlight = 0;
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  read(scheduleId: number | null): Promise<VersionsRead> {
+    let pending = this.next;
+    if (!pending) {
+      let settle!: (read: Promise<VersionsRead>) => void;
+      const result = new Promise<VersionsRead>((resolve) => (settle = resolve));
+      pending = this.next = { scheduleIds: new Set(), result, settle, sendScheduled: false };
+      this.sendWhenFree();
+    }
+    if (scheduleId !== null) pending.scheduleIds.add(scheduleId);
+    return pending.result;
+  }
+
+  private sendWhenFree(): void {
+    const pending = this.next;
+    if (!pending || pending.sendScheduled || this.inFlight >= CoalescedVersionReads.MAX_IN_FLIGHT) return;
+    pending.sendScheduled = true;
+    // after the requests of this turn of the event loop have joined
+    setImmediate(() => this.send(pending));
+  }
+
+  private send(pending: PendingRead): void {
+    this.next = null;
+    this.inFlight++;
+    const query = this.pool
+      .query<unknown[]>({
+        text: 'select m.config_version, s.id, s.bookings_version from meta m left join schedules s on s.id = any($1::int8[]) where m.id = 1',
+        values: [[...pending.scheduleIds]],
+        rowMode: 'array',
+      })
+      .catch(rethrow)
+      .then(({ rows }): VersionsRead => {
+        if (!rows.length) throw new Error(MISSING_META);
+        const bookings = new Map<number, number>();
+        for (const [, id, version] of rows) if (id !== null) bookings.set(Number(id), Number(version));
+        return { config: Number(rows[0]![0]), bookings };
+      });
+    pending.settle(query);
+    void query
+      .catch(() => {})
+      .finally(() => {
+        this.inFlight--;
+        this.sendWhenFree();
+      });
+  }
 }

@@ -30,13 +30,34 @@ export async function bookingsVersion(db: Q, scheduleId: number): Promise<number
   return (await findBookingsVersion(db, scheduleId)) ?? 0;
 }
 
-/** Within the transaction that books or cancels: every process's cached answers for the schedule go stale. */
-export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<void> {
-  await trx
+/**
+ * Within the transaction that books or cancels, before writing the booking: every process's cached answers
+ * for the schedule go stale. Returns the new version, which the booking's row must carry (`changed_in`) so
+ * that a process can find what changed after the version its answers were computed at (bookingChanges).
+ */
+export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<number> {
+  const row = await trx
     .updateTable('schedules')
     .set((eb) => ({ bookings_version: eb('bookings_version', '+', 1) }))
     .where('id', '=', scheduleId)
+    .returning('bookings_version')
+    .executeTakeFirstOrThrow();
+  return Number(row.bookings_version);
+}
+
+/**
+ * The spans of a schedule's bookings booked or cancelled after bookings version `since` (either way, the
+ * days they touch may have changed). A booking row is never deleted while its schedule lives (a
+ * cancellation keeps it), so nothing that changed is missed here.
+ */
+export async function bookingChanges(db: Q, scheduleId: number, since: number): Promise<BookedTime[]> {
+  const rows = await db
+    .selectFrom('bookings')
+    .select(['start_at', 'end_at'])
+    .where('schedule_id', '=', scheduleId)
+    .where('changed_in', '>', since)
     .execute();
+  return rows.map((r) => ({ start: Number(r.start_at), end: Number(r.end_at) }));
 }
 
 export interface NewBooking {
@@ -49,6 +70,8 @@ export interface NewBooking {
   source: BookingSource;
   answers: Readonly<Record<string, Answer>>;
   createdAt: number;
+  /** the bookings version bumpBookingsVersion returned in this transaction */
+  changedIn: number;
 }
 
 export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
@@ -65,6 +88,7 @@ export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
       source: b.source,
       answers: JSON.stringify(b.answers),
       created_at: b.createdAt,
+      changed_in: b.changedIn,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -215,6 +239,7 @@ export async function findBookedForCancel(
   return row ? { id: row.id, scheduleId: row.schedule_id, customerEmail: row.email } : null;
 }
 
-export async function markBookingCancelled(trx: Q, id: number, now: number): Promise<void> {
-  await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now }).where('id', '=', id).execute();
+/** `changedIn`: the bookings version bumpBookingsVersion returned in this transaction */
+export async function markBookingCancelled(trx: Q, id: number, now: number, changedIn: number): Promise<void> {
+  await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now, changed_in: changedIn }).where('id', '=', id).execute();
 }
