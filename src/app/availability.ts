@@ -16,6 +16,7 @@ import {
   bookingWindow,
   daysTouchedBy,
   firstFreeStarts,
+  MAX_DURATION_MINUTES,
   freeDaysOf,
   freeSlotsWithExpiry,
   findFreeSlot,
@@ -25,7 +26,7 @@ import {
   type FreeSlot,
 } from '../core/availability/free-slots.js';
 import { publicFields, type FormField } from '../core/forms/form-fields.js';
-import { formatDate, formatLocalDateTime, parseDate, parseLocalDateTime } from '../core/time/calendar.js';
+import { DAY_MS, MINUTE_MS, formatDate, formatLocalDateTime, parseDate, parseLocalDateTime } from '../core/time/calendar.js';
 import type { ScheduleView, Snapshot } from './snapshot.js';
 import type { StoredReason } from '../core/schedules/schedule.js';
 
@@ -111,14 +112,25 @@ async function updatedDays(
   if (previous.value.firstDay !== firstDay || ctx.now < previous.validFrom || ctx.now >= previous.validUntil) return null;
   // read after the version the request read, so it holds every change up to it (and perhaps later ones,
   // which the answer then holds too on the days they touch; it keeps the version asked for, the lower bound)
-  const changes = await db.hot.bookingChanges(schedule.id, previous.bookingsVersion);
+  const { before, after } = changeReach(ctx);
+  const { changed, around } = await db.hot.changesAround(schedule.id, previous.bookingsVersion, before, after);
   const starts = [...previous.value.starts];
   const lastDay = firstDay + starts.length - 1;
-  for (const { first, last } of touchedRuns(ctx, changes, firstDay, lastDay)) {
-    const bookings = await readBookingsAround(db, schedule, ctx, first, last);
-    starts.splice(first - firstDay, last - first + 1, ...firstFreeStarts(ctx, bookings, first, last));
+  for (const { first, last } of touchedRuns(ctx, changed, firstDay, lastDay)) {
+    starts.splice(first - firstDay, last - first + 1, ...firstFreeStarts(ctx, around, first, last));
   }
   return { ...freeDaysAnswer(ctx, firstDay, starts), bookingsVersion: previous.bookingsVersion };
+}
+
+/**
+ * How far from a changed booking the bookings that matter for the days it touches (daysTouchedBy) may start:
+ * those days reach two days and a time-zone shift beyond the booking's span widened by the reason and the
+ * buffers, and a day's candidates meet bookings starting up to MAX_DURATION_MINUTES and the buffers before
+ * it (relevantBookingStarts). Generous: more bookings than needed change nothing but the read's size.
+ */
+function changeReach({ rules, durationMinutes }: AvailabilityContext): { before: number; after: number } {
+  const reach = (rules.bufferBeforeMinutes + rules.bufferAfterMinutes + durationMinutes) * MINUTE_MS;
+  return { before: 2 * reach + MAX_DURATION_MINUTES * MINUTE_MS + 3 * DAY_MS, after: 2 * reach + 3 * DAY_MS };
 }
 
 /** The days the changes touch within [firstDay, lastDay], as runs of consecutive days (one bookings read each). */

@@ -6,11 +6,11 @@
 // Use-cases reach them as `db.hot`; the caches of the hot path are listed together in app/answer-cache.ts.
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { BookedTime } from '../core/availability/free-slots.js';
 import { configVersion } from './repos/installation.repository.js';
-import { bookedTimes, bookingChanges, bookingsVersion, findBookingsVersion } from './repos/booking.repository.js';
+import { bookedTimes, bookingsVersion, findBookingsVersion } from './repos/booking.repository.js';
 import { rethrow } from './unavailable.js';
 
 /** The versions a request checks its cached answers against, read in one statement. */
@@ -30,8 +30,20 @@ export interface HotReads {
   bookingsVersion(scheduleId: number): Promise<number>;
   /** booked (not cancelled) spans of a schedule starting in [from, to) */
   bookedTimes(scheduleId: number, from: number, to: number): Promise<BookedTime[]>;
-  /** spans of the schedule's bookings booked or cancelled after bookings version `since` */
-  bookingChanges(scheduleId: number, since: number): Promise<BookedTime[]>;
+  /**
+   * The schedule's bookings booked or cancelled after bookings version `since`, and the booked ones starting
+   * in [start - before, end + after) of any of them, in one statement: while it runs, every reader of the
+   * schedule waits for it.
+   */
+  changesAround(scheduleId: number, since: number, before: number, after: number): Promise<BookingChanges>;
+}
+
+/** What changed in a schedule's bookings after a version, and the bookings around it. */
+export interface BookingChanges {
+  /** spans of the bookings booked or cancelled after the version (either way, the days they touch may have changed) */
+  readonly changed: BookedTime[];
+  /** the booked (not cancelled) bookings around any of them */
+  readonly around: BookedTime[];
 }
 
 const SQL = {
@@ -39,8 +51,15 @@ const SQL = {
   bookingsVersion: 'select bookings_version from schedules where id = $1',
   // served from the index bookings_schedule_span alone
   bookedTimes: "select start_at, end_at from bookings where schedule_id = $1 and start_at >= $2 and start_at < $3 and status = 'booked'",
-  // served from the index bookings_schedule_changes alone
-  bookingChanges: 'select start_at, end_at from bookings where schedule_id = $1 and changed_in > $2',
+  // the changes from the index bookings_schedule_changes, the bookings around each by a range of
+  // bookings_schedule_span (by id, so a booking near two changes comes once). A booking row is never deleted
+  // while its schedule lives (a cancellation keeps it; deleting a schedule or reason bumps the config version).
+  changesAround: `with changed as (select start_at, end_at from bookings where schedule_id = $1 and changed_in > $2)
+select 1 as changed, start_at, end_at from changed
+union all
+select 0, start_at, end_at from bookings where id in (
+  select b.id from changed c join bookings b
+  on b.schedule_id = $3 and b.status = 'booked' and b.start_at >= c.start_at - $4 and b.start_at < c.end_at + $5)`,
 } as const;
 
 const MISSING_META = 'the meta row is missing: the database is not migrated';
@@ -57,6 +76,21 @@ async function versionsThroughKysely(kysely: Kysely<Database>, scheduleId: numbe
 }
 
 const spansOf = (rows: unknown[][]): BookedTime[] => rows.map(([start, end]) => ({ start: Number(start), end: Number(end) }));
+
+function changesOf(rows: readonly (readonly unknown[])[]): BookingChanges {
+  const changed: BookedTime[] = [];
+  const around: BookedTime[] = [];
+  for (const [isChange, start, end] of rows) (Number(isChange) === 1 ? changed : around).push({ start: Number(start), end: Number(end) });
+  return { changed, around };
+}
+
+const changesParameters = (scheduleId: number, since: number, before: number, after: number) => [
+  scheduleId,
+  since,
+  scheduleId,
+  before,
+  after,
+];
 
 /**
  * SQLite: statements on the process's one connection, run synchronously, so they see exactly what is
@@ -95,10 +129,14 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
       database.inTransaction
         ? bookedTimes(kysely, scheduleId, from, to)
         : spansOf(run(() => statement('bookedTimes', 'raw').all(scheduleId, from, to) as unknown[][])),
-    bookingChanges: async (scheduleId, since) =>
-      database.inTransaction
-        ? bookingChanges(kysely, scheduleId, since)
-        : spansOf(run(() => statement('bookingChanges', 'raw').all(scheduleId, since) as unknown[][])),
+    changesAround: async (scheduleId, since, before, after) => {
+      const parameters = changesParameters(scheduleId, since, before, after);
+      if (!database.inTransaction) return changesOf(run(() => statement('changesAround', 'raw').all(...parameters) as unknown[][]));
+      const { rows } = await kysely.executeQuery<{ changed: number; start_at: number; end_at: number }>(
+        CompiledQuery.raw(SQL.changesAround.replace(/\$\d/g, '?'), parameters),
+      );
+      return changesOf(rows.map((r) => [r.changed, r.start_at, r.end_at]));
+    },
   };
 }
 
@@ -119,7 +157,8 @@ export function postgresHotReads(pool: pg.Pool): HotReads {
     },
     bookingsVersion: async (scheduleId) => (await coalesced.read(scheduleId)).bookings.get(scheduleId) ?? 0,
     bookedTimes: async (scheduleId, from, to) => spansOf(await arrays('bookedTimes', [scheduleId, from, to])),
-    bookingChanges: async (scheduleId, since) => spansOf(await arrays('bookingChanges', [scheduleId, since])),
+    changesAround: async (scheduleId, since, before, after) =>
+      changesOf(await arrays('changesAround', changesParameters(scheduleId, since, before, after))),
   };
 }
 

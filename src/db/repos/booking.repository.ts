@@ -33,7 +33,7 @@ export async function bookingsVersion(db: Q, scheduleId: number): Promise<number
 /**
  * Within the transaction that books or cancels, before writing the booking: every process's cached answers
  * for the schedule go stale. Returns the new version, which the booking's row must carry (`changed_in`) so
- * that a process can find what changed after the version its answers were computed at (bookingChanges).
+ * that a process can find what changed after the version its answers were computed at (hot-reads.ts, changesAround).
  */
 export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<number> {
   const row = await trx
@@ -43,21 +43,6 @@ export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<n
     .returning('bookings_version')
     .executeTakeFirstOrThrow();
   return Number(row.bookings_version);
-}
-
-/**
- * The spans of a schedule's bookings booked or cancelled after bookings version `since` (either way, the
- * days they touch may have changed). A booking row is never deleted while its schedule lives (a
- * cancellation keeps it), so nothing that changed is missed here.
- */
-export async function bookingChanges(db: Q, scheduleId: number, since: number): Promise<BookedTime[]> {
-  const rows = await db
-    .selectFrom('bookings')
-    .select(['start_at', 'end_at'])
-    .where('schedule_id', '=', scheduleId)
-    .where('changed_in', '>', since)
-    .execute();
-  return rows.map((r) => ({ start: Number(r.start_at), end: Number(r.end_at) }));
 }
 
 export interface NewBooking {
