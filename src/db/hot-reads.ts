@@ -52,14 +52,14 @@ const SQL = {
   // served from the index bookings_schedule_span alone
   bookedTimes: "select start_at, end_at from bookings where schedule_id = $1 and start_at >= $2 and start_at < $3 and status = 'booked'",
   // the changes from the index bookings_schedule_changes, the bookings around each by a range of
-  // bookings_schedule_span (by id, so a booking near two changes comes once). A booking row is never deleted
-  // while its schedule lives (a cancellation keeps it; deleting a schedule or reason bumps the config version).
+  // bookings_schedule_span (distinct with the id, so a booking near two changes comes once). A booking row
+  // is never deleted while its schedule lives (a cancellation keeps it; deleting a schedule or a reason
+  // bumps the config version, and then no answer is updated).
   changesAround: `with changed as (select start_at, end_at from bookings where schedule_id = $1 and changed_in > $2)
-select 1 as changed, start_at, end_at from changed
+select 1 as changed, start_at, end_at, 0 as id from changed
 union all
-select 0, start_at, end_at from bookings where id in (
-  select b.id from changed c join bookings b
-  on b.schedule_id = $3 and b.status = 'booked' and b.start_at >= c.start_at - $4 and b.start_at < c.end_at + $5)`,
+select distinct 0, b.start_at, b.end_at, b.id from changed c join bookings b
+on b.schedule_id = $3 and b.status = 'booked' and b.start_at >= c.start_at - $4 and b.start_at < c.end_at + $5`,
 } as const;
 
 const MISSING_META = 'the meta row is missing: the database is not migrated';

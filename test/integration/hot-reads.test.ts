@@ -40,7 +40,7 @@ async function heldWrite(db: Db, scheduleId: number, reasonId: number, customerI
           source: 'admin',
           answers: '{}',
           created_at: NOW,
-          changed_in: changedIn,
+          changed_in: changedIn!,
         })
         .execute();
       changed();

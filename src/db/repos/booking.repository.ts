@@ -33,16 +33,18 @@ export async function bookingsVersion(db: Q, scheduleId: number): Promise<number
 /**
  * Within the transaction that books or cancels, before writing the booking: every process's cached answers
  * for the schedule go stale. Returns the new version, which the booking's row must carry (`changed_in`) so
- * that a process can find what changed after the version its answers were computed at (hot-reads.ts, changesAround).
+ * that a process can find what changed after the version its answers were computed at (hot-reads.ts,
+ * changesAround); null when there is no such schedule. On PostgreSQL it locks the schedule's row until the
+ * transaction ends.
  */
-export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<number> {
+export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<number | null> {
   const row = await trx
     .updateTable('schedules')
     .set((eb) => ({ bookings_version: eb('bookings_version', '+', 1) }))
     .where('id', '=', scheduleId)
     .returning('bookings_version')
-    .executeTakeFirstOrThrow();
-  return Number(row.bookings_version);
+    .executeTakeFirst();
+  return row === undefined ? null : Number(row.bookings_version);
 }
 
 export interface NewBooking {
