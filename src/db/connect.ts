@@ -42,7 +42,7 @@ export interface Db {
 }
 
 export interface ConnectOptions {
-  /** PostgreSQL pool size for this process */
+  /** PostgreSQL connections of this process at most (of them, hotReadConnections for the per-request reads) */
   poolMax?: number;
   /** PostgreSQL: bound on opening a connection and on waiting for a free one in the pool (DATABASE_CONNECT_TIMEOUT_MS) */
   connectTimeoutMs?: number;
@@ -163,8 +163,8 @@ function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabas
   };
 }
 
-/** PostgreSQL connections per process for the per-request reads (db.hot), beside the pool of DATABASE_POOL_MAX. */
-export const HOT_READ_CONNECTIONS = 3;
+/** Of a process's PostgreSQL connections, those kept for the per-request reads (db.hot): a third, 1 to 3; none of 1. */
+export const hotReadConnections = (poolMax: number) => (poolMax < 2 ? 0 : Math.max(1, Math.min(3, Math.floor(poolMax / 3))));
 
 function connectPostgres(
   connectionString: string,
@@ -190,11 +190,12 @@ function connectPostgres(
     pool.on('connect', (client) => client.on('error', () => {}));
     return pool;
   };
-  const pool = newPool(poolMax);
-  // The per-request reads have connections of their own: bookings of one schedule wait for each other on
-  // its row lock while holding a connection, and when they held them all, every read queued behind them
-  // (issue 13: /days fell to a few per second while 100 bookings/s landed, and the bookings with it)
-  const hotPool = newPool(HOT_READ_CONNECTIONS);
+  // The per-request reads have connections of their own, out of the poolMax: bookings of one schedule wait
+  // for each other on its row lock while holding a connection, and when they held them all, every read
+  // queued behind them (issue 13: /days fell to a few per second while 100 bookings/s landed)
+  const hotConnections = hotReadConnections(poolMax);
+  const pool = newPool(poolMax - hotConnections);
+  const hotPool = hotConnections > 0 ? newPool(hotConnections) : pool;
   const kysely = new Kysely<Database>({ dialect: mappingUnavailable(new PostgresDialect({ pool })) });
   return {
     kysely,
@@ -204,7 +205,7 @@ function connectPostgres(
     lockSchedule: async (trx, scheduleId) =>
       (await trx.selectFrom('schedules').select('id').where('id', '=', scheduleId).forUpdate().executeTakeFirst()) !== undefined,
     close: async () => {
-      await Promise.all([kysely.destroy(), hotPool.end()]);
+      await Promise.all([kysely.destroy(), hotPool === pool ? undefined : hotPool.end()]);
     },
   };
 }
