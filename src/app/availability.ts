@@ -133,7 +133,7 @@ function changeReach({ rules, durationMinutes }: AvailabilityContext): { before:
   return { before: 2 * reach + MAX_DURATION_MINUTES * MINUTE_MS + 3 * DAY_MS, after: 2 * reach + 3 * DAY_MS };
 }
 
-/** The days the changes touch within [firstDay, lastDay], as runs of consecutive days (one bookings read each). */
+/** The days the changes touch within [firstDay, lastDay], as runs of consecutive days (each scanned once). */
 function touchedRuns(ctx: AvailabilityContext, changes: readonly BookedTime[], firstDay: number, lastDay: number) {
   const spans = changes
     .map((change) => daysTouchedBy(ctx, change))
