@@ -1,7 +1,7 @@
 // The API token (docs/decisions.md §2): 'apm_' + 64 characters of [A-Za-z0-9] from a cryptographic source.
 // Only its SHA-256 is stored: the token has ~381 bits of entropy, so a fast hash is enough and keeps
 // the per-request check cheap. Comparison is constant-time.
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomInt, timingSafeEqual } from 'node:crypto';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 export const TOKEN_PREFIX = 'apm_';
@@ -17,10 +17,14 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+// the stored hash as bytes, decoded once per token rather than on every request (issue 13: the check runs on every call)
+let stored: { hex: string; bytes: Buffer } | null = null;
+
 /** Does the presented token hash to the stored hash? Constant-time in the token's content. */
 export function tokenMatches(presented: string, storedHash: string): boolean {
   if (!storedHash) return false;
-  const a = createHash('sha256').update(presented).digest();
-  const b = Buffer.from(storedHash, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+  if (stored?.hex !== storedHash) stored = { hex: storedHash, bytes: Buffer.from(storedHash, 'hex') };
+  // one call instead of a Hash object per request
+  const a = hash('sha256', presented, 'buffer');
+  return a.length === stored.bytes.length && timingSafeEqual(a, stored.bytes);
 }

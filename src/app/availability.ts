@@ -1,12 +1,23 @@
 // Read use-cases behind GET /reasons, /days, /slots and /forms: the cached schedule, cached answers
 // checked by version reads, and on a miss one indexed range read of the bookings and the pure engine.
 import type { Db } from '../db/connect.js';
-import { answerCachesOf, type DaySlots, type ListAnswer, type Versions } from './answer-cache.js';
+import {
+  answerCachesOf,
+  type CachedAnswer,
+  type Computed,
+  type DaySlots,
+  type FreeDays,
+  type ListAnswer,
+  type Versions,
+} from './answer-cache.js';
 import { bookedTimes } from '../db/repos/booking.repository.js';
 import { NotFound } from '../core/errors.js';
 import {
   bookingWindow,
-  freeDaysWithExpiry,
+  daysTouchedBy,
+  firstFreeStarts,
+  MAX_DURATION_MINUTES,
+  freeDaysOf,
   freeSlotsWithExpiry,
   findFreeSlot,
   relevantBookingStarts,
@@ -15,7 +26,7 @@ import {
   type FreeSlot,
 } from '../core/availability/free-slots.js';
 import { publicFields, type FormField } from '../core/forms/form-fields.js';
-import { formatDate, formatLocalDateTime, parseDate, parseLocalDateTime } from '../core/time/calendar.js';
+import { DAY_MS, MINUTE_MS, formatDate, formatLocalDateTime, parseDate, parseLocalDateTime } from '../core/time/calendar.js';
 import type { ScheduleView, Snapshot } from './snapshot.js';
 import type { StoredReason } from '../core/schedules/schedule.js';
 
@@ -69,16 +80,73 @@ export async function listDays(
   const reason = findReason(schedule, reasonId);
   const ctx = availabilityContext(snapshot, schedule, reason, now);
   const version = await bookingsVersionOf(db, schedule.id, known);
-  const cache = answerCachesOf(db).days;
-  const key = `${schedule.id}:${reason.id}`;
-  const hit = cache.get(key, snapshot.version, version, now);
-  if (hit) return hit;
-  const window = bookingWindow(ctx);
-  const bookings = await readBookingsAround(db, schedule, ctx, window.firstDay, window.lastDay);
-  const { days, validUntil } = freeDaysWithExpiry(ctx, bookings);
-  const answer = { items: days.map(formatDate) };
-  cache.set(key, snapshot.version, version, now, validUntil, answer);
-  return answer;
+  return answerCachesOf(db).days.obtain(`${schedule.id}:${reason.id}`, snapshot.version, version, now, async (previous) => {
+    const window = bookingWindow(ctx);
+    const updated = previous && (await updatedDays(db, schedule, ctx, window.firstDay, previous));
+    if (updated) return updated;
+    const bookings = await readBookingsAround(db, schedule, ctx, window.firstDay, window.lastDay);
+    return freeDaysAnswer(ctx, window.firstDay, firstFreeStarts(ctx, bookings, window.firstDay, window.lastDay));
+  });
+}
+
+function freeDaysAnswer(ctx: AvailabilityContext, firstDay: number, starts: number[]): Computed<FreeDays> {
+  const { days, validUntil } = freeDaysOf(ctx, firstDay, starts);
+  return { value: { items: days.map(formatDate), firstDay, starts }, validUntil };
+}
+
+/**
+ * A /days answer computed under an older bookings version, brought up to date: only the days the bookings
+ * booked or cancelled since then touch are scanned again, with the bookings around them (a booking
+ * changes a few days; the year's scan is what made every booking cost every reader tens of milliseconds).
+ * The other days' first free times are unchanged: their bookings are, and time passing has not reached
+ * them while `now` is before the old answer's expiry (the earliest free time of all). Null when the old
+ * answer cannot be used (another window, or expired): then the whole window is computed.
+ */
+async function updatedDays(
+  db: Db,
+  schedule: ScheduleView,
+  ctx: AvailabilityContext,
+  firstDay: number,
+  previous: CachedAnswer<FreeDays>,
+): Promise<Computed<FreeDays> | null> {
+  if (previous.value.firstDay !== firstDay || ctx.now < previous.validFrom || ctx.now >= previous.validUntil) return null;
+  // read after the version the request read, so it holds every change up to it (and perhaps later ones,
+  // which the answer then holds too on the days they touch; it keeps the version asked for, the lower bound)
+  const { before, after } = changeReach(ctx);
+  const { changed, around } = await db.hot.changesAround(schedule.id, previous.bookingsVersion, before, after);
+  const starts = [...previous.value.starts];
+  const lastDay = firstDay + starts.length - 1;
+  for (const { first, last } of touchedRuns(ctx, changed, firstDay, lastDay)) {
+    starts.splice(first - firstDay, last - first + 1, ...firstFreeStarts(ctx, around, first, last));
+  }
+  return { ...freeDaysAnswer(ctx, firstDay, starts), bookingsVersion: previous.bookingsVersion };
+}
+
+/**
+ * How far from a changed booking the bookings that matter for the days it touches (daysTouchedBy) may start:
+ * those days reach two days and a time-zone shift beyond the booking's span widened by the reason and the
+ * buffers, and a day's candidates meet bookings starting up to MAX_DURATION_MINUTES and the buffers before
+ * it (relevantBookingStarts). Generous: more bookings than needed change nothing but the read's size.
+ */
+function changeReach({ rules, durationMinutes }: AvailabilityContext): { before: number; after: number } {
+  const reach = (rules.bufferBeforeMinutes + rules.bufferAfterMinutes + durationMinutes) * MINUTE_MS;
+  return { before: 2 * reach + MAX_DURATION_MINUTES * MINUTE_MS + 3 * DAY_MS, after: 2 * reach + 3 * DAY_MS };
+}
+
+/** The days the changes touch within [firstDay, lastDay], as runs of consecutive days (each scanned once). */
+function touchedRuns(ctx: AvailabilityContext, changes: readonly BookedTime[], firstDay: number, lastDay: number) {
+  const spans = changes
+    .map((change) => daysTouchedBy(ctx, change))
+    .map(({ first, last }) => ({ first: Math.max(first, firstDay), last: Math.min(last, lastDay) }))
+    .filter(({ first, last }) => first <= last)
+    .sort((a, b) => a.first - b.first);
+  const runs: { first: number; last: number }[] = [];
+  for (const span of spans) {
+    const run = runs.at(-1);
+    if (run && span.first <= run.last + 1) run.last = Math.max(run.last, span.last);
+    else runs.push({ ...span });
+  }
+  return runs;
 }
 
 /** The free times of one local day (cached), or null when the day lies outside today..horizon. */
@@ -95,15 +163,11 @@ async function slotsOfDay(
   const window = bookingWindow(ctx);
   if (day < window.firstDay || day > window.lastDay) return null;
   const version = await bookingsVersionOf(db, schedule.id, known);
-  const cache = answerCachesOf(db).slots;
-  const key = `${schedule.id}:${reason.id}:${day}`;
-  const hit = cache.get(key, snapshot.version, version, now);
-  if (hit) return hit;
-  const bookings = await readBookingsAround(db, schedule, ctx, day, day);
-  const { slots, validUntil } = freeSlotsWithExpiry(ctx, day, bookings)!;
-  const answer = { slots, items: slots.map((s) => formatLocalDateTime(s.day, s.minute)) };
-  cache.set(key, snapshot.version, version, now, validUntil, answer);
-  return answer;
+  return answerCachesOf(db).slots.obtain(`${schedule.id}:${reason.id}:${day}`, snapshot.version, version, now, async () => {
+    const bookings = await readBookingsAround(db, schedule, ctx, day, day);
+    const { slots, validUntil } = freeSlotsWithExpiry(ctx, day, bookings)!;
+    return { value: { slots, items: slots.map((s) => formatLocalDateTime(s.day, s.minute)) }, validUntil };
+  });
 }
 
 export async function listSlots(

@@ -42,7 +42,7 @@ export interface Db {
 }
 
 export interface ConnectOptions {
-  /** PostgreSQL pool size for this process */
+  /** PostgreSQL connections of this process at most (of them, hotReadConnections for the per-request reads) */
   poolMax?: number;
   /** PostgreSQL: bound on opening a connection and on waiting for a free one in the pool (DATABASE_CONNECT_TIMEOUT_MS) */
   connectTimeoutMs?: number;
@@ -163,6 +163,9 @@ function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabas
   };
 }
 
+/** Of a process's PostgreSQL connections, those kept for the per-request reads (db.hot): a third, 1 to 3; none of 1. */
+export const hotReadConnections = (poolMax: number) => (poolMax < 2 ? 0 : Math.max(1, Math.min(3, Math.floor(poolMax / 3))));
+
 function connectPostgres(
   connectionString: string,
   {
@@ -171,27 +174,38 @@ function connectPostgres(
     statementTimeoutMs = DATABASE_BOUNDS.statementTimeoutMs,
   }: ConnectOptions,
 ): Db {
-  const pool = new pg.Pool({
-    connectionString,
-    max: poolMax,
-    idleTimeoutMillis: 30_000,
-    // without these a frozen server (SIGSTOP, a hung host) holds every request until TCP gives up
-    connectionTimeoutMillis: connectTimeoutMs,
-    ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs + 500 } : {}),
-  });
-  // an idle client losing its connection must not crash the process; the pool replaces it
-  pool.on('error', () => {});
-  // nor may a checked-out one (PostgreSQL restarting under load): its query fails on its own, and the
-  // pool discards the broken client on release; without a listener the 'error' event kills the process
-  pool.on('connect', (client) => client.on('error', () => {}));
+  const newPool = (max: number) => {
+    const pool = new pg.Pool({
+      connectionString,
+      max,
+      idleTimeoutMillis: 30_000,
+      // without these a frozen server (SIGSTOP, a hung host) holds every request until TCP gives up
+      connectionTimeoutMillis: connectTimeoutMs,
+      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs + 500 } : {}),
+    });
+    // an idle client losing its connection must not crash the process; the pool replaces it
+    pool.on('error', () => {});
+    // nor may a checked-out one (PostgreSQL restarting under load): its query fails on its own, and the
+    // pool discards the broken client on release; without a listener the 'error' event kills the process
+    pool.on('connect', (client) => client.on('error', () => {}));
+    return pool;
+  };
+  // The per-request reads have connections of their own, out of the poolMax: bookings of one schedule wait
+  // for each other on its row lock while holding a connection, and when they held them all, every read
+  // queued behind them (issue 13: /days fell to a few per second while 100 bookings/s landed)
+  const hotConnections = hotReadConnections(poolMax);
+  const pool = newPool(poolMax - hotConnections);
+  const hotPool = hotConnections > 0 ? newPool(hotConnections) : pool;
   const kysely = new Kysely<Database>({ dialect: mappingUnavailable(new PostgresDialect({ pool })) });
   return {
     kysely,
     dialect: 'postgres',
-    hot: postgresHotReads(pool),
+    hot: postgresHotReads(hotPool),
     write: (work) => kysely.transaction().execute(work),
     lockSchedule: async (trx, scheduleId) =>
       (await trx.selectFrom('schedules').select('id').where('id', '=', scheduleId).forUpdate().executeTakeFirst()) !== undefined,
-    close: () => kysely.destroy(),
+    close: async () => {
+      await Promise.all([kysely.destroy(), hotPool === pool ? undefined : hotPool.end()]);
+    },
   };
 }

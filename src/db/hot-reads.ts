@@ -6,7 +6,7 @@
 // Use-cases reach them as `db.hot`; the caches of the hot path are listed together in app/answer-cache.ts.
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { BookedTime } from '../core/availability/free-slots.js';
 import { configVersion } from './repos/installation.repository.js';
@@ -30,6 +30,20 @@ export interface HotReads {
   bookingsVersion(scheduleId: number): Promise<number>;
   /** booked (not cancelled) spans of a schedule starting in [from, to) */
   bookedTimes(scheduleId: number, from: number, to: number): Promise<BookedTime[]>;
+  /**
+   * The schedule's bookings booked or cancelled after bookings version `since`, and the booked ones starting
+   * in [start - before, end + after) of any of them, in one statement: while it runs, every reader of the
+   * schedule waits for it.
+   */
+  changesAround(scheduleId: number, since: number, before: number, after: number): Promise<BookingChanges>;
+}
+
+/** What changed in a schedule's bookings after a version, and the bookings around it. */
+export interface BookingChanges {
+  /** spans of the bookings booked or cancelled after the version (either way, the days they touch may have changed) */
+  readonly changed: BookedTime[];
+  /** the booked (not cancelled) bookings around any of them */
+  readonly around: BookedTime[];
 }
 
 const SQL = {
@@ -37,6 +51,15 @@ const SQL = {
   bookingsVersion: 'select bookings_version from schedules where id = $1',
   // served from the index bookings_schedule_span alone
   bookedTimes: "select start_at, end_at from bookings where schedule_id = $1 and start_at >= $2 and start_at < $3 and status = 'booked'",
+  // the changes from the index bookings_schedule_changes, the bookings around each by a range of
+  // bookings_schedule_span (distinct with the id, so a booking near two changes comes once). A booking row
+  // is never deleted while its schedule lives (a cancellation keeps it; deleting a schedule or a reason
+  // bumps the config version, and then no answer is updated).
+  changesAround: `with changed as (select start_at, end_at from bookings where schedule_id = $1 and changed_in > $2)
+select 1 as changed, start_at, end_at, 0 as id from changed
+union all
+select distinct 0, b.start_at, b.end_at, b.id from changed c join bookings b
+on b.schedule_id = $3 and b.status = 'booked' and b.start_at >= c.start_at - $4 and b.start_at < c.end_at + $5`,
 } as const;
 
 const MISSING_META = 'the meta row is missing: the database is not migrated';
@@ -53,6 +76,21 @@ async function versionsThroughKysely(kysely: Kysely<Database>, scheduleId: numbe
 }
 
 const spansOf = (rows: unknown[][]): BookedTime[] => rows.map(([start, end]) => ({ start: Number(start), end: Number(end) }));
+
+function changesOf(rows: readonly (readonly unknown[])[]): BookingChanges {
+  const changed: BookedTime[] = [];
+  const around: BookedTime[] = [];
+  for (const [isChange, start, end] of rows) (Number(isChange) === 1 ? changed : around).push({ start: Number(start), end: Number(end) });
+  return { changed, around };
+}
+
+const changesParameters = (scheduleId: number, since: number, before: number, after: number) => [
+  scheduleId,
+  since,
+  scheduleId,
+  before,
+  after,
+];
 
 /**
  * SQLite: statements on the process's one connection, run synchronously, so they see exactly what is
@@ -91,30 +129,109 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
       database.inTransaction
         ? bookedTimes(kysely, scheduleId, from, to)
         : spansOf(run(() => statement('bookedTimes', 'raw').all(scheduleId, from, to) as unknown[][])),
+    changesAround: async (scheduleId, since, before, after) => {
+      const parameters = changesParameters(scheduleId, since, before, after);
+      if (!database.inTransaction) return changesOf(run(() => statement('changesAround', 'raw').all(...parameters) as unknown[][]));
+      const { rows } = await kysely.executeQuery<{ changed: number; start_at: number; end_at: number }>(
+        CompiledQuery.raw(SQL.changesAround.replace(/\$\d/g, '?'), parameters),
+      );
+      return changesOf(rows.map((r) => [r.changed, r.start_at, r.end_at]));
+    },
   };
 }
 
 /**
  * PostgreSQL: plain parameterised queries. Not named prepared statements: those are session state, which
  * breaks behind PgBouncer in transaction mode (docs/operations.md). int8 arrives as a number (connect.ts).
+ * The version reads of concurrent requests are coalesced (CoalescedVersionReads).
  */
 export function postgresHotReads(pool: pg.Pool): HotReads {
-  interface VersionsRow {
-    config_version?: unknown;
-    bookings_version: unknown;
-  }
   // connection and timeout errors as DatabaseUnavailable, like every query through Kysely
-  const rows = async (name: keyof typeof SQL, values: unknown[]) =>
-    (await pool.query<VersionsRow>({ text: SQL[name], values }).catch(rethrow)).rows;
   const arrays = async (name: keyof typeof SQL, values: unknown[]) =>
     (await pool.query<unknown[]>({ text: SQL[name], values, rowMode: 'array' }).catch(rethrow)).rows;
+  const coalesced = new CoalescedVersionReads(pool);
   return {
     versions: async (scheduleId) => {
-      const [row] = await rows('versions', [scheduleId]);
-      if (!row) throw new Error(MISSING_META);
-      return versionsOf(row.config_version, scheduleId, row.bookings_version);
+      const read = await coalesced.read(scheduleId);
+      return versionsOf(read.config, scheduleId, scheduleId === null ? null : (read.bookings.get(scheduleId) ?? null));
     },
-    bookingsVersion: async (scheduleId) => Number((await rows('bookingsVersion', [scheduleId]))[0]?.bookings_version ?? 0),
+    bookingsVersion: async (scheduleId) => (await coalesced.read(scheduleId)).bookings.get(scheduleId) ?? 0,
     bookedTimes: async (scheduleId, from, to) => spansOf(await arrays('bookedTimes', [scheduleId, from, to])),
+    changesAround: async (scheduleId, since, before, after) =>
+      changesOf(await arrays('changesAround', changesParameters(scheduleId, since, before, after))),
   };
+}
+
+interface VersionsRead {
+  readonly config: number;
+  /** bookings version by schedule id, for the asked schedules that exist */
+  readonly bookings: ReadonlyMap<number, number>;
+}
+
+interface PendingRead {
+  readonly scheduleIds: Set<number>;
+  readonly result: Promise<VersionsRead>;
+  settle(read: Promise<VersionsRead>): void;
+  sendScheduled: boolean;
+}
+
+/**
+ * On PostgreSQL each version read is a round trip, and the per-request read was most of a cached request's
+ * cost. Concurrent requests share one: a request joins the read that has not been sent yet (asking for its
+ * schedule too), and that read is sent once the read before it has answered (MAX_IN_FLIGHT). A read is
+ * only ever joined before it is sent, so it starts after every request it answers arrived: each of them
+ * sees every change committed before it arrived, the same guarantee as a read of its own
+ * (docs/decisions.md §1; docs/architecture.md, "A request's path").
+ */
+class CoalescedVersionReads {
+  private static readonly MAX_IN_FLIGHT = 1;
+  private next: PendingRead | null = null;
+  private inFlight = 0;
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  read(scheduleId: number | null): Promise<VersionsRead> {
+    let pending = this.next;
+    if (!pending) {
+      let settle!: (read: Promise<VersionsRead>) => void;
+      const result = new Promise<VersionsRead>((resolve) => (settle = resolve));
+      pending = this.next = { scheduleIds: new Set(), result, settle, sendScheduled: false };
+      this.sendWhenFree();
+    }
+    if (scheduleId !== null) pending.scheduleIds.add(scheduleId);
+    return pending.result;
+  }
+
+  private sendWhenFree(): void {
+    const pending = this.next;
+    if (!pending || pending.sendScheduled || this.inFlight >= CoalescedVersionReads.MAX_IN_FLIGHT) return;
+    pending.sendScheduled = true;
+    // after the requests of this turn of the event loop have joined
+    setImmediate(() => this.send(pending));
+  }
+
+  private send(pending: PendingRead): void {
+    this.next = null;
+    this.inFlight++;
+    const query = this.pool
+      .query<unknown[]>({
+        text: 'select m.config_version, s.id, s.bookings_version from meta m left join schedules s on s.id = any($1::int8[]) where m.id = 1',
+        values: [[...pending.scheduleIds]],
+        rowMode: 'array',
+      })
+      .catch(rethrow)
+      .then(({ rows }): VersionsRead => {
+        if (!rows.length) throw new Error(MISSING_META);
+        const bookings = new Map<number, number>();
+        for (const [, id, version] of rows) if (id !== null) bookings.set(Number(id), Number(version));
+        return { config: Number(rows[0]![0]), bookings };
+      });
+    pending.settle(query);
+    void query
+      .catch(() => {})
+      .finally(() => {
+        this.inFlight--;
+        this.sendWhenFree();
+      });
+  }
 }

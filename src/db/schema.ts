@@ -91,6 +91,8 @@ export interface BookingsTable {
   answers: string;
   created_at: number;
   cancelled_at: number | null;
+  /** the schedule's bookings version written by the transaction that last booked or cancelled this row (0: before migration 009) */
+  changed_in: Generated<number>;
 }
 
 export interface OutboxTable {

@@ -26,7 +26,7 @@ async function heldWrite(db: Db, scheduleId: number, reasonId: number, customerI
   const done = db
     .write(async (trx) => {
       await bumpConfigVersion(trx);
-      await bumpBookingsVersion(trx, scheduleId);
+      const changedIn = await bumpBookingsVersion(trx, scheduleId);
       await trx
         .insertInto('bookings')
         .values({
@@ -40,6 +40,7 @@ async function heldWrite(db: Db, scheduleId: number, reasonId: number, customerI
           source: 'admin',
           answers: '{}',
           created_at: NOW,
+          changed_in: changedIn!,
         })
         .execute();
       changed();
@@ -86,15 +87,21 @@ describeEachDatabase('prepared per-request reads', (dialect) => {
         .executeTakeFirstOrThrow();
       // on PostgreSQL the three reads run on different connections, so one made while a commit lands may
       // see it and another not; each must show either the state before the transaction or after its commit
+      let since = 0;
       const read = async () => {
-        const [versions, version, spans] = await Promise.all([
+        const [versions, version, spans, changes] = await Promise.all([
           db.hot.versions(schedule.id),
           db.hot.bookingsVersion(schedule.id),
           db.hot.bookedTimes(schedule.id, NOW, NOW + 48 * HOUR),
+          db.hot.changesAround(schedule.id, since, HOUR, HOUR),
         ]);
+        // the bookings changed since the version first read are the ones booked, and the booked ones around them
+        assert.deepEqual(changes.changed, spans);
+        assert.deepEqual(changes.around, spans);
         return [versions.config, version, spans, versions.bookings] as const;
       };
       const [config0, bookings0, spans0, bookingsWithConfig] = await read();
+      since = bookings0;
       assert.deepEqual(spans0, []);
       assert.equal(bookingsWithConfig, bookings0, 'the same bookings version, read with the config version or alone');
       assert.deepEqual(await db.hot.versions(null), { config: config0, scheduleId: null, bookings: null });

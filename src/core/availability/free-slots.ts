@@ -138,16 +138,51 @@ export function freeDays(ctx: AvailabilityContext, bookings: readonly BookedTime
  */
 export function freeDaysWithExpiry(ctx: AvailabilityContext, bookings: readonly BookedTime[]): { days: number[]; validUntil: number } {
   const window = bookingWindow(ctx);
+  return freeDaysOf(ctx, window.firstDay, firstFreeStarts(ctx, bookings, window.firstDay, window.lastDay));
+}
+
+/**
+ * The first free start of each local day from `fromDay` to `toDay` (both within the window), NaN for a
+ * day without one: what /days keeps, so that a booking's change is applied by rescanning only the days
+ * it touches (daysTouchedBy) with the bookings around them.
+ */
+export function firstFreeStarts(ctx: AvailabilityContext, bookings: readonly BookedTime[], fromDay: number, toDay: number): number[] {
+  const window = bookingWindow(ctx);
   const occupancy = occupancyFor(ctx, bookings);
+  const starts: number[] = [];
+  for (let day = fromDay; day <= toDay; day++) starts.push(scanDay(ctx, window, occupancy, day, true)[0]?.start ?? Number.NaN);
+  return starts;
+}
+
+/**
+ * The free days and their expiry (as freeDaysWithExpiry) from the first free start of each day of the
+ * window, `starts[i]` being day `firstDay + i`'s.
+ */
+export function freeDaysOf(ctx: AvailabilityContext, firstDay: number, starts: readonly number[]): { days: number[]; validUntil: number } {
   const days: number[] = [];
-  let validUntil = ctx.zone.boundInstant(window.firstDay + 1, 0);
-  for (let day = window.firstDay; day <= window.lastDay; day++) {
-    const [first] = scanDay(ctx, window, occupancy, day, true);
-    if (!first) continue;
-    if (!days.length) validUntil = Math.min(validUntil, first.start - ctx.rules.minNoticeMinutes * MINUTE_MS + 1);
-    days.push(day);
+  let validUntil = ctx.zone.boundInstant(firstDay + 1, 0);
+  for (let i = 0; i < starts.length; i++) {
+    const start = starts[i]!;
+    if (Number.isNaN(start)) continue;
+    if (!days.length) validUntil = Math.min(validUntil, start - ctx.rules.minNoticeMinutes * MINUTE_MS + 1);
+    days.push(firstDay + i);
   }
   return { days, validUntil };
+}
+
+/**
+ * The local days whose free times a booking (booked or cancelled) of this span can change, for this
+ * reason: those with a candidate [t, t + duration) whose occupied span, buffers added, overlaps the
+ * booking's, i.e. t in (start - duration - buffers, end + buffers). One day more on each side, so that
+ * a day's wall times that fall on a neighbouring date (time-zone changes) are covered too.
+ */
+export function daysTouchedBy(ctx: AvailabilityContext, span: BookedTime): { first: number; last: number } {
+  const { rules, zone, durationMinutes } = ctx;
+  const reach = (rules.bufferBeforeMinutes + rules.bufferAfterMinutes) * MINUTE_MS;
+  return {
+    first: zone.localDayOf(span.start - durationMinutes * MINUTE_MS - reach) - 1,
+    last: zone.localDayOf(span.end + reach) + 1,
+  };
 }
 
 /** Free times of one local day, ascending; null when the day lies outside today..horizon. */

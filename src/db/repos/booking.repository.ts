@@ -30,13 +30,21 @@ export async function bookingsVersion(db: Q, scheduleId: number): Promise<number
   return (await findBookingsVersion(db, scheduleId)) ?? 0;
 }
 
-/** Within the transaction that books or cancels: every process's cached answers for the schedule go stale. */
-export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<void> {
-  await trx
+/**
+ * Within the transaction that books or cancels, before writing the booking: every process's cached answers
+ * for the schedule go stale. Returns the new version, which the booking's row must carry (`changed_in`) so
+ * that a process can find what changed after the version its answers were computed at (hot-reads.ts,
+ * changesAround); null when there is no such schedule. On PostgreSQL it locks the schedule's row until the
+ * transaction ends.
+ */
+export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<number | null> {
+  const row = await trx
     .updateTable('schedules')
     .set((eb) => ({ bookings_version: eb('bookings_version', '+', 1) }))
     .where('id', '=', scheduleId)
-    .execute();
+    .returning('bookings_version')
+    .executeTakeFirst();
+  return row === undefined ? null : Number(row.bookings_version);
 }
 
 export interface NewBooking {
@@ -49,6 +57,8 @@ export interface NewBooking {
   source: BookingSource;
   answers: Readonly<Record<string, Answer>>;
   createdAt: number;
+  /** the bookings version bumpBookingsVersion returned in this transaction */
+  changedIn: number;
 }
 
 export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
@@ -65,6 +75,7 @@ export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
       source: b.source,
       answers: JSON.stringify(b.answers),
       created_at: b.createdAt,
+      changed_in: b.changedIn,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -215,6 +226,7 @@ export async function findBookedForCancel(
   return row ? { id: row.id, scheduleId: row.schedule_id, customerEmail: row.email } : null;
 }
 
-export async function markBookingCancelled(trx: Q, id: number, now: number): Promise<void> {
-  await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now }).where('id', '=', id).execute();
+/** `changedIn`: the bookings version bumpBookingsVersion returned in this transaction */
+export async function markBookingCancelled(trx: Q, id: number, now: number, changedIn: number): Promise<void> {
+  await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now, changed_in: changedIn }).where('id', '=', id).execute();
 }
