@@ -256,6 +256,11 @@ class OutboxDelivery {
    * accepted. Written first before every claim; never sent again while this process lives.
    */
   private readonly accepted = new Map<number, number>();
+  /**
+   * Messages the SMTP server accepted whose 'sent' record is being written now: not sent again either, and
+   * left out of recordAccepted (a claim made meanwhile would otherwise write the same record twice).
+   */
+  private readonly recording = new Set<number>();
   /** claims in a row that failed (the database away): the next one waits longer, up to 10 poll intervals */
   private failedPolls = 0;
   /** the saved SMTP URL last refused by checkedSavedUrl, so its error is logged once */
@@ -390,6 +395,7 @@ class OutboxDelivery {
 
   /** Sends one claimed message, or releases it once stopping: no new send starts then. */
   private async handle(row: ClaimedMessage, sender: Sender, sources: ClaimedSources): Promise<void> {
+    if (this.recording.has(row.id)) return;
     if (this.accepted.has(row.id)) {
       // accepted by the SMTP server earlier, its record refused: claimed again, it is recorded, not re-sent
       // (recordAccepted runs before every claim, so this is a safety net)
@@ -418,14 +424,16 @@ class OutboxDelivery {
       return this.recordFailure(row, error);
     }
     const sentAt = this.options.clock();
-    this.accepted.set(row.id, sentAt);
+    this.recording.add(row.id);
     try {
       const recorded = await this.sentRecords.record(row.id, sentAt);
       if (!recorded) this.options.log.warn({ outboxId: row.id }, 'mail sent; another worker had already recorded it as sent');
-      this.accepted.delete(row.id);
     } catch (error) {
       // kept in `accepted`: written before the next claim, and never sent again by this process
+      this.accepted.set(row.id, sentAt);
       this.options.log.error({ outboxId: row.id, err: error }, 'mail sent; recording it failed, will record it on the next poll');
+    } finally {
+      this.recording.delete(row.id);
     }
   }
 
