@@ -12,9 +12,10 @@
 //    delivered) at each second, queue-to-delivery (outbox row created -> the SMTP server's 250) p50/p99,
 //    and once the bookings stop: mails/s and the server's CPU per mail (its CPU time over the messages it
 //    delivered, nothing else running in it then);
-// 3. sustained, per variant of this code: 70% of the booking rate one process carries with its mail (headroom: sends
-//    and bookings arrive at random, a queue run at 90% grows long), the lower of the CPU bound (1000 / (ms per booking + 2 x ms per mail): one core) and the lanes' bound
-//    (the drain rate of 2 / 2), offered the same way: the backlog must stay bounded and drain.
+// 3. sustained, per variant of this code: 70% of the booking rate one process carries with its mail, the
+//    lower of the CPU bound (1000 / (ms per booking + 2 x ms per mail): one core) and the lanes' bound
+//    (the drain rate of 2 / 2), offered the same way: the backlog must stay bounded and drain. (70%, not
+//    90%: bookings and sends come at random, and a queue run close to its capacity grows long.)
 // Each phase books its own schedule; the messages a phase left undelivered are marked failed before the
 // next, so each starts with an empty outbox.
 //
