@@ -23,8 +23,8 @@
 // e.g. main), also that commit's code at the default concurrency, on the same database: the bench takes
 // it with `git archive` into a temporary directory and builds it there (this checkout's node_modules).
 //
-// Env: BENCH_ENGINES=sqlite,postgres  BENCH_SECONDS (5)  BENCH_CONNECTIONS (20)  BENCH_MAIL_SECONDS (6)
-// BENCH_MAIL_DRAIN_SECONDS (12)  BENCH_MAIL_DELAY_MS (30: how long the SMTP server takes to answer)
+// Env: BENCH_ENGINES=sqlite,postgres  BENCH_SECONDS (5)  BENCH_CONNECTIONS (20)  BENCH_MAIL_SECONDS (5)
+// BENCH_MAIL_DRAIN_SECONDS (10)  BENCH_MAIL_DELAY_MS (30: how long the SMTP server takes to answer)
 // BENCH_MAIL_CONCURRENCY (4,16)  BENCH_MAIL_BASELINE  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS
 // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server). Figures are printed, not asserted.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -42,8 +42,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const env = process.env;
 const SECONDS = Number(env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 20);
-const MAIL_SECONDS = Number(env.BENCH_MAIL_SECONDS ?? 6);
-const DRAIN_SECONDS = Number(env.BENCH_MAIL_DRAIN_SECONDS ?? 12);
+const MAIL_SECONDS = Number(env.BENCH_MAIL_SECONDS ?? 5);
+const DRAIN_SECONDS = Number(env.BENCH_MAIL_DRAIN_SECONDS ?? 10);
 const DELAY_MS = Number(env.BENCH_MAIL_DELAY_MS ?? 30);
 const CONCURRENCIES = (env.BENCH_MAIL_CONCURRENCY ?? '4,16').split(',').map(Number);
 const BASELINE = env.BENCH_MAIL_BASELINE;
