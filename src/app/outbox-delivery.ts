@@ -173,9 +173,10 @@ class InFlightSends {
 }
 
 /**
- * Writes 'sent' records, one statement for the acceptances that arrived while the previous one was being
- * written (a group commit): under load one UPDATE covers several messages, and a lone acceptance is
- * written at once, so the window between the server's acceptance and its record does not grow.
+ * Writes 'sent' records, one statement for the acceptances read in the same turn of the event loop and
+ * those that arrived while the previous statement was being written (a group commit): under load one
+ * UPDATE covers several messages, and a lone acceptance is written in the next turn, so the window between
+ * the server's acceptance and its record does not grow.
  */
 class SentRecords {
   private pending: { id: number; sentAt: number; settle: (result: boolean | Error) => void }[] = [];
