@@ -32,6 +32,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { load, offerBookings, percentile } from './measure.js';
@@ -126,7 +127,20 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(root: string, databaseUrl: string, port: number, extraEnv: NodeJS.ProcessEnv): Promise<Server> {
+/** A port nobody listens on now: a fixed one may be taken by another server on this machine, whose answers would be measured. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function startServer(root: string, databaseUrl: string, extraEnv: NodeJS.ProcessEnv): Promise<Server> {
+  const port = await freePort();
   const nodeArgs = (env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist/cli/main.js'), 'serve', '--port', String(port)], {
     cwd: root,
@@ -135,13 +149,14 @@ async function startServer(root: string, databaseUrl: string, port: number, extr
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    // exited (the port taken meanwhile): whatever answers there is not this server
+    if (i > 200 || child.exitCode !== null) throw new Error(`serve (${root}) did not start`);
     try {
       if ((await fetch(`${base}/healthz`)).ok) break;
     } catch {
       /* not listening yet */
     }
-    if (i > 200 || child.exitCode !== null) throw new Error(`serve (${root}) did not start`);
-    await new Promise((r) => setTimeout(r, 100));
   }
   return {
     child,
@@ -181,9 +196,9 @@ interface Peak {
 }
 
 /** 1: the booking rate with no mail delivery, and the server's CPU per booking. */
-async function measurePeak(databaseUrl: string, port: number, token: string, schedule: BenchSchedule): Promise<Peak> {
+async function measurePeak(databaseUrl: string, token: string, schedule: BenchSchedule): Promise<Peak> {
   const headers = { authorization: `Bearer ${token}` };
-  const server = await startServer(ROOT, databaseUrl, port, {});
+  const server = await startServer(ROOT, databaseUrl, {});
   try {
     const times = await freeTimes(server.base, headers, schedule, 3000 * SECONDS);
     let next = 0;
@@ -230,14 +245,13 @@ interface Delivery {
 async function measureDelivery(
   variant: Variant,
   databaseUrl: string,
-  port: number,
   token: string,
   schedule: BenchSchedule,
   rate: number,
   sink: Sink,
 ): Promise<Delivery> {
   const headers = { authorization: `Bearer ${token}` };
-  const server = await startServer(variant.root, databaseUrl, port, {
+  const server = await startServer(variant.root, databaseUrl, {
     SMTP_URL: sink.url,
     MAIL_CONCURRENCY: String(variant.concurrency),
     MAIL_FROM: 'bench@example.com',
@@ -346,7 +360,7 @@ function printDelivery(label: string, rate: number, d: Delivery): void {
   console.log(`    backlog at each second: ${d.backlog.join(' ')}`);
 }
 
-async function benchEngine(engine: 'sqlite' | 'postgres', databaseUrl: string, port: number, sink: Sink): Promise<void> {
+async function benchEngine(engine: 'sqlite' | 'postgres', databaseUrl: string, sink: Sink): Promise<void> {
   const { token } = await seedInstallation(databaseUrl);
   // the limiter must not distort the figures
   const set = spawnSync(join(ROOT, 'bin/booking'), ['set', 'api.rate_limit_per_minute', '9999999'], {
@@ -356,13 +370,13 @@ async function benchEngine(engine: 'sqlite' | 'postgres', databaseUrl: string, p
   if (set.status !== 0) throw new Error(`booking set failed: ${set.stderr}`);
   const ours = VARIANTS.filter((v) => v.root === ROOT);
   const schedules = await addBookingSchedules(databaseUrl, 1 + VARIANTS.length + ours.length);
-  const peak = await measurePeak(databaseUrl, port, token, schedules.pop()!);
+  const peak = await measurePeak(databaseUrl, token, schedules.pop()!);
   console.log(
     `\n${engine}: POST /bookings closed loop, ${CONNECTIONS} connections, no mail delivery: ${peak.rate} bookings/s (${2 * peak.rate} mails/s to queue); server CPU ${fixed(peak.cpuMsPerBooking, 2)} ms per booking`,
   );
   const atPeak = new Map<Variant, Delivery>();
   for (const variant of VARIANTS) {
-    const d = await measureDelivery(variant, databaseUrl, port, token, schedules.pop()!, peak.rate, sink);
+    const d = await measureDelivery(variant, databaseUrl, token, schedules.pop()!, peak.rate, sink);
     atPeak.set(variant, d);
     printDelivery(`at the peak rate, ${variant.name}`, peak.rate, d);
   }
@@ -373,7 +387,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', databaseUrl: string, p
     const byLanes = d.drainRate / 2;
     const rate = Math.floor(0.7 * Math.min(byCpu, byLanes));
     if (!(rate > 0)) continue;
-    const sustained = await measureDelivery(variant, databaseUrl, port, token, schedules.pop()!, rate, sink);
+    const sustained = await measureDelivery(variant, databaseUrl, token, schedules.pop()!, rate, sink);
     printDelivery(
       `sustained, ${variant.name}: 70% of min(CPU: 1000 / (${fixed(peak.cpuMsPerBooking, 2)} + 2 x ${fixed(d.cpuMsPerMail, 2)}) ms = ${fixed(byCpu)}, lanes: ${fixed(d.drainRate)} / 2 = ${fixed(byLanes)}) bookings/s`,
       rate,
@@ -387,7 +401,7 @@ console.log(
 );
 const sink = await Sink.start();
 try {
-  for (const [i, engine] of ENGINES.entries()) await withDatabase(engine, (url) => benchEngine(engine, url, 3911 + i, sink));
+  for (const engine of ENGINES) await withDatabase(engine, (url) => benchEngine(engine, url, sink));
 } finally {
   sink.stop();
   baseline?.dispose();
