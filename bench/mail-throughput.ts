@@ -384,12 +384,16 @@ async function benchEngine(engine: 'sqlite' | 'postgres', databaseUrl: string, s
   for (const variant of ours) {
     const d = atPeak.get(variant)!;
     const byCpu = 1000 / (peak.cpuMsPerBooking + 2 * d.cpuMsPerMail);
-    const byLanes = d.drainRate / 2;
+    // the drain rate is the lanes' rate only while a backlog remained; when the peak's mail was delivered
+    // as it came (drained within 2 s), the lanes carry at least the rate it was queued at
+    const keptUp = d.drainSeconds !== null && d.drainSeconds < 2;
+    const laneRate = keptUp ? Math.max(d.drainRate, d.queued / MAIL_SECONDS) : d.drainRate;
+    const byLanes = laneRate / 2;
     const rate = Math.floor(0.7 * Math.min(byCpu, byLanes));
     if (!(rate > 0)) continue;
     const sustained = await measureDelivery(variant, databaseUrl, token, schedules.pop()!, rate, sink);
     printDelivery(
-      `sustained, ${variant.name}: 70% of min(CPU: 1000 / (${fixed(peak.cpuMsPerBooking, 2)} + 2 x ${fixed(d.cpuMsPerMail, 2)}) ms = ${fixed(byCpu)}, lanes: ${fixed(d.drainRate)} / 2 = ${fixed(byLanes)}) bookings/s`,
+      `sustained, ${variant.name}: 70% of min(CPU: 1000 / (${fixed(peak.cpuMsPerBooking, 2)} + 2 x ${fixed(d.cpuMsPerMail, 2)}) ms = ${fixed(byCpu)}, lanes: ${keptUp ? 'at least ' : ''}${fixed(laneRate)} / 2 = ${fixed(byLanes)}) bookings/s`,
       rate,
       sustained,
     );
