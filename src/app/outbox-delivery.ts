@@ -7,7 +7,8 @@
 //
 // Exactly once, as far as an SMTP client can: a message is recorded 'sent' right after the SMTP server
 // accepts it (acceptances that arrive while a record is being written go together in the next one, so
-// under load one UPDATE covers several and a lone one is written at once). When that write fails (the database restarting, a connection reset, a lock held too long)
+// under load one UPDATE covers several and a lone one is written at once). When that write fails (the
+// database restarting, a connection reset, a lock held too long)
 // the acceptance is kept in memory (`accepted`) and written first on every following poll, before anything
 // new is claimed; a row of this set is never sent again by this process, even if its claim expired and it
 // was claimed again. A send is aborted well before its claim expires, so another worker only takes over a
@@ -240,7 +241,7 @@ class OutboxDelivery {
   private claiming: Promise<number> | null = null;
   /** a send finished while a claim was being made: claim again right after it */
   private claimAgain = false;
-  /** the last claim filled every lane it asked for: more are probably due, so each finished send claims again */
+  /** the last claim filled every lane it asked for: more are probably due, so finished sends bring the next claim */
   private backlog = false;
   private readonly snapshots: SnapshotCache;
   private readonly transports: TransportSlot;
