@@ -407,6 +407,6 @@ const sink = await Sink.start();
 try {
   for (const engine of ENGINES) await withDatabase(engine, (url) => benchEngine(engine, url, sink));
 } finally {
-  sink.stop();
   baseline?.dispose();
+  sink.stop();
 }
