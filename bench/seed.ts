@@ -156,3 +156,38 @@ export async function addBookingSchedules(databaseUrl: string, count: number): P
     await db.close();
   }
 }
+
+/** The outbox rows from `firstId` on (what the mail benchmark's bookings queued) and when each was queued. */
+export async function queuedMessages(databaseUrl: string, firstId: number): Promise<{ id: number; createdAt: number }[]> {
+  const db = connect(databaseUrl);
+  try {
+    const rows = await db.kysely.selectFrom('outbox').select(['id', 'created_at']).where('id', '>=', firstId).execute();
+    return rows.map((r) => ({ id: r.id, createdAt: Number(r.created_at) }));
+  } finally {
+    await db.close();
+  }
+}
+
+/** The highest outbox id so far (0 when empty): the next phase's messages come after it. */
+export async function lastMessageId(databaseUrl: string): Promise<number> {
+  const db = connect(databaseUrl);
+  try {
+    const row = await db.kysely
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst();
+    return Number(row?.id ?? 0);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Marks every message not yet sent as failed, so that the next phase starts with an empty outbox. */
+export async function discardUnsent(databaseUrl: string): Promise<void> {
+  const db = connect(databaseUrl);
+  try {
+    await db.kysely.updateTable('outbox').set({ state: 'failed', claimed_until: null }).where('state', '<>', 'sent').execute();
+  } finally {
+    await db.close();
+  }
+}

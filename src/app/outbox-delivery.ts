@@ -1,11 +1,14 @@
 // Delivers the outbox over SMTP, inside each `booking serve` process. It polls for due rows (one indexed
-// query), claims only as many as it sends at once (`concurrency`, over a pool of reused SMTP connections),
-// sends them, and records each outcome. A failure is retried with capped exponential backoff and jitter
-// until the give-up time has passed since the message was queued; then it is 'failed' and the admin area
-// shows it.
+// query), claims only as many as it sends at once (`concurrency` lanes, over a pool of reused SMTP
+// connections), sends them, and records each outcome. While more are due, a lane that finishes is given
+// the next message at once (claims made meanwhile are gathered into one), so a slow send holds up only its
+// own lane. A failure is retried with capped exponential backoff and jitter until the give-up time has
+// passed since the message was queued; then it is 'failed' and the admin area shows it.
 //
 // Exactly once, as far as an SMTP client can: a message is recorded 'sent' right after the SMTP server
-// accepts it. When that write fails (the database restarting, a connection reset, a lock held too long)
+// accepts it (acceptances that arrive while a record is being written go together in the next one, so
+// under load one UPDATE covers several and a lone one is written at once). When that write fails (the
+// database restarting, a connection reset, a lock held too long)
 // the acceptance is kept in memory (`accepted`) and written first on every following poll, before anything
 // new is claimed; a row of this set is never sent again by this process, even if its claim expired and it
 // was claimed again. A send is aborted well before its claim expires, so another worker only takes over a
@@ -37,10 +40,10 @@ import {
   type ClaimedMessage,
   type OutboxRow,
 } from '../db/repos/outbox.repository.js';
-import { renderMessage } from '../mail/templates.js';
-import { describeSendError, outboxMessageId, smtpTransport, type SmtpTransport } from '../mail/smtp-transport.js';
+import { renderMessage, type MessageSource } from '../mail/templates.js';
+import { describeSendError, outboxMessageId, smtpTransport, type OutgoingMail, type SmtpTransport } from '../mail/smtp-transport.js';
 import { SnapshotCache } from './snapshot.js';
-import { loadMessageSource } from './outbox.js';
+import { loadMessageSources } from './outbox.js';
 import { parseSmtpUrl } from '../core/settings.js';
 
 export interface OutboxLog {
@@ -65,7 +68,7 @@ export interface OutboxWorkerOptions {
   claimMs?: number;
   /** how many messages are sent at once (and SMTP connections kept open); default 4 */
   concurrency?: number;
-  /** how many due messages one poll claims; default `concurrency` (only what is sent at once is claimed) */
+  /** at most this many due messages per claim, and never more than the free lanes; default `concurrency` */
   batchSize?: number;
   /** first retry delay; doubles per attempt up to retryCapMs, with jitter */
   retryBaseMs?: number;
@@ -170,54 +173,200 @@ class InFlightSends {
   }
 }
 
+/**
+ * Writes 'sent' records, one statement for the acceptances read in the same turn of the event loop and
+ * those that arrived while the previous statement was being written (a group commit): under load one
+ * UPDATE covers several messages, and a lone acceptance is written in the next turn, so the window between
+ * the server's acceptance and its record does not grow.
+ */
+class SentRecords {
+  private pending: { id: number; sentAt: number; settle: (result: boolean | Error) => void }[] = [];
+  private flushing: Promise<void> | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  /** Resolves true once recorded, false when the row was already recorded as sent; rejects when the write failed. */
+  record(id: number, sentAt: number): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ id, sentAt, settle: (result) => (result instanceof Error ? reject(result) : resolve(result)) });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  /** Resolves once every record asked for so far has been written or has failed. */
+  async idle(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    // the acceptances read in this turn of the event loop (several sockets answer at once under load) go together
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      try {
+        const recorded = await markSent(this.db.kysely, batch);
+        for (const entry of batch) entry.settle(recorded.has(entry.id));
+      } catch (error) {
+        for (const entry of batch) entry.settle(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+    this.flushing = null;
+  }
+}
+
+/**
+ * The messages of one claim, rendered from their bookings as they are now, read together on first use
+ * (a booking's confirmation and notification are claimed together and share the read). The read happens
+ * inside each message's send, so a failure counts as that send's failure, as before.
+ */
+class ClaimedSources {
+  private loading: Promise<Map<number, MessageSource>> | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly rows: readonly ClaimedMessage[],
+  ) {}
+
+  async of(row: ClaimedMessage): Promise<MessageSource | null> {
+    this.loading ??= loadMessageSources(this.db, this.rows);
+    return (await this.loading).get(row.id) ?? null;
+  }
+}
+
 class OutboxDelivery {
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<number> | null = null;
+  /** the claim being made now (at most one at a time); resolves with the number claimed, -1 when it failed */
+  private claiming: Promise<number> | null = null;
+  /** a send finished while a claim was being made: claim again right after it */
+  private claimAgain = false;
+  /** the last claim filled every lane it asked for: more are probably due, so finished sends bring the next claim */
+  private backlog = false;
   private readonly snapshots: SnapshotCache;
   private readonly transports: TransportSlot;
   private readonly sends = new InFlightSends();
+  /** every send started and not yet finished (recorded, failed or released) */
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly sentRecords: SentRecords;
   /** a send must end (or be abandoned) this long before its claim does */
   private readonly sendDeadlineMs: number;
+  /** while more are due, a claim is made once this many lanes are free: half of them */
+  private readonly refillAt: number;
   /**
    * Messages the SMTP server accepted whose 'sent' record the database refused: outbox id -> when it was
-   * accepted. Written first on every poll; never sent again while this process lives.
+   * accepted. Written first before every claim; never sent again while this process lives.
    */
   private readonly accepted = new Map<number, number>();
-  /** polls in a row that failed (the database away): the next one waits longer, up to 10 poll intervals */
+  /**
+   * Messages the SMTP server accepted whose 'sent' record is being written now: not sent again either, and
+   * left out of recordAccepted (a claim made meanwhile would otherwise write the same record twice).
+   */
+  private readonly recording = new Set<number>();
+  /** claims in a row that failed (the database away): the next one waits longer, up to 10 poll intervals */
   private failedPolls = 0;
   /** the saved SMTP URL last refused by checkedSavedUrl, so its error is logged once */
   private refusedUrl: string | null = null;
 
   constructor(private readonly options: ResolvedOptions) {
     this.sendDeadlineMs = Math.floor(options.claimMs / 2);
+    this.refillAt = Math.max(1, Math.floor(options.concurrency / 2));
     this.snapshots = new SnapshotCache(options.db);
     this.transports = new TransportSlot(this.sendDeadlineMs, options.concurrency, options.log);
+    this.sentRecords = new SentRecords(options.db);
   }
 
+  /** One claim for the free lanes, and the sends it started: resolves when they are done, with the number claimed. */
   async runOnce(): Promise<number> {
-    if (this.stopped) return 0;
-    // what was sent but not yet recorded goes first: nothing new is claimed while the database refuses it
+    const { claimed, sent } = await this.claimAndSend();
+    await sent;
+    return claimed;
+  }
+
+  /**
+   * Claims as many due messages as there are free lanes (at most batchSize) and starts sending each at
+   * once; `sent` settles when those sends are done. Nothing is claimed before the acceptances the
+   * database refused earlier are written.
+   */
+  private async claimAndSend(): Promise<{ claimed: number; sent: Promise<unknown> }> {
+    const idle = { claimed: 0, sent: Promise.resolve() };
+    if (this.stopped) return idle;
     await this.recordAccepted();
     const sender = await this.currentSender();
-    if (!sender) return 0;
+    const lanes = Math.min(this.options.batchSize, this.options.concurrency - this.inFlight.size);
+    if (!sender || lanes <= 0) return idle;
     const now = this.options.clock();
-    const rows = await claimDueMessages(this.options.db, now, now + this.options.claimMs, this.options.batchSize);
-    if (rows.length === 0) return 0;
+    const rows = await claimDueMessages(this.options.db, now, now + this.options.claimMs, lanes);
+    if (rows.length === 0) return idle;
+    this.backlog = rows.length === lanes;
     if (this.options.afterClaim) await this.options.afterClaim(rows);
-    // up to `concurrency` sends at once, each row taken by the next free lane
-    let next = 0;
-    const lane = async () => {
-      while (next < rows.length) await this.handle(rows[next++]!, sender);
-    };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane));
-    return rows.length;
+    const sources = new ClaimedSources(this.options.db, rows);
+    const sends = rows.map((row) => {
+      const send = this.handle(row, sender, sources).finally(() => {
+        this.inFlight.delete(send);
+        // with more due, the free lanes get their messages now rather than at the next poll; once half the
+        // lanes are free, so that one claim serves several (a claim per message cost more than the send)
+        if (this.backlog && this.options.concurrency - this.inFlight.size >= this.refillAt) this.poll();
+      });
+      this.inFlight.add(send);
+      return send;
+    });
+    return { claimed: rows.length, sent: Promise.all(sends) };
   }
 
-  /** Writes the acceptances the database refused before; throws (keeping the rest) while it still refuses. */
+  /**
+   * Claims for the free lanes unless a claim is being made (then once more right after it). After a claim
+   * that filled its lanes the next one follows as soon as a lane frees up; after a short one (nothing more
+   * due) or a failure, the next poll is after the interval (longer while the database is away).
+   */
+  poll(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    if (this.inFlight.size >= this.options.concurrency) return;
+    this.claimAgain = false;
+    this.claiming = this.claimAndSend().then(
+      ({ claimed }) => {
+        this.failedPolls = 0;
+        return claimed;
+      },
+      (error: unknown) => {
+        this.failedPolls += 1;
+        this.backlog = false;
+        this.options.log.error({ err: error, unrecorded: this.accepted.size }, 'outbox poll failed');
+        return -1;
+      },
+    );
+    void this.claiming.then((claimed) => {
+      this.claiming = null;
+      if (claimed < 0) {
+        this.schedule(this.options.pollIntervalMs * Math.min(10, 2 ** Math.max(0, this.failedPolls - 1)));
+      } else if (this.backlog && claimed > 0 && this.claimAgain) {
+        this.poll();
+      } else if (!this.backlog || claimed === 0) {
+        this.backlog = false;
+        this.schedule(this.options.pollIntervalMs);
+      }
+    });
+  }
+
+  /** The next poll after `delay` (an earlier one already scheduled stays). */
+  schedule(delay: number): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.poll();
+    }, delay);
+  }
+
+  /** Writes the acceptances the database refused before; throws (keeping them) while it still refuses. */
   private async recordAccepted(): Promise<void> {
-    for (const [id, sentAt] of this.accepted) {
-      await markSent(this.options.db.kysely, id, sentAt);
+    if (this.accepted.size === 0) return;
+    const entries = [...this.accepted].map(([id, sentAt]) => ({ id, sentAt }));
+    await markSent(this.options.db.kysely, entries);
+    for (const { id } of entries) {
       this.accepted.delete(id);
       this.options.log.info({ outboxId: id }, 'mail sent earlier recorded as sent');
     }
@@ -247,7 +396,8 @@ class OutboxDelivery {
   }
 
   /** Sends one claimed message, or releases it once stopping: no new send starts then. */
-  private async handle(row: ClaimedMessage, sender: Sender): Promise<void> {
+  private async handle(row: ClaimedMessage, sender: Sender, sources: ClaimedSources): Promise<void> {
+    if (this.recording.has(row.id)) return;
     if (this.accepted.has(row.id)) {
       // accepted by the SMTP server earlier, its record refused: claimed again, it is recorded, not re-sent
       // (recordAccepted runs before every claim, so this is a safety net)
@@ -259,7 +409,7 @@ class OutboxDelivery {
     try {
       await this.sends.run(deadlineMs, async (signal) => {
         if (this.stopped) await this.release(row);
-        else await this.deliver(row, sender, signal);
+        else await this.deliver(row, sender, sources, signal);
       });
     } catch (error) {
       // the database refused a failure or a release: nothing was sent, the short claim expires and the row is tried again
@@ -267,29 +417,34 @@ class OutboxDelivery {
     }
   }
 
-  private async deliver(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<void> {
+  private async deliver(row: ClaimedMessage, sender: Sender, sources: ClaimedSources, signal: AbortSignal): Promise<void> {
     try {
-      await this.send(row, sender, signal);
+      await sender.transport.send(await this.compose(row, sender, sources), signal);
     } catch (error) {
       // stopped, not failed: the server never acknowledged the message, so it goes back unsent
       if (this.sends.aborting) return this.release(row);
       return this.recordFailure(row, error);
     }
     const sentAt = this.options.clock();
-    this.accepted.set(row.id, sentAt);
+    this.recording.add(row.id);
     try {
-      const recorded = await markSent(this.options.db.kysely, row.id, sentAt);
+      const recorded = await this.sentRecords.record(row.id, sentAt);
       if (!recorded) this.options.log.warn({ outboxId: row.id }, 'mail sent; another worker had already recorded it as sent');
-      this.accepted.delete(row.id);
     } catch (error) {
-      // kept in `accepted`: written on the next poll, and never sent again by this process
+      // kept in `accepted`: written before the next claim, and never sent again by this process
+      this.accepted.set(row.id, sentAt);
       this.options.log.error({ outboxId: row.id, err: error }, 'mail sent; recording it failed, will record it on the next poll');
+    } finally {
+      this.recording.delete(row.id);
     }
   }
 
-  /** Renders the message from its booking as it is now and hands it to the SMTP server. */
-  private async send(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<void> {
-    const source = await loadMessageSource(this.options.db, row);
+  /**
+   * What a claimed message becomes: rendered from its booking as it is now, from the configured sender.
+   * The one place that decides about a message before it goes out; throwing records a failed attempt.
+   */
+  private async compose(row: ClaimedMessage, sender: Sender, sources: ClaimedSources): Promise<OutgoingMail> {
+    const source = await sources.of(row);
     if (!source) throw new Error('the booking of this message no longer exists');
     const from = this.options.from || sender.savedFrom || source.installation.notifyEmail;
     if (!from)
@@ -297,7 +452,7 @@ class OutboxDelivery {
         "no sender address: set MAIL_FROM, the sender address on the E-mail page, or the installation's notification address",
       );
     const messageId = outboxMessageId(row.id, source.booking.detailsId, from);
-    await sender.transport.send({ from, to: row.recipient, message: renderMessage(source), messageId }, signal);
+    return { from, to: row.recipient, message: renderMessage(source), messageId };
   }
 
   /** A failed attempt: retried after a backoff, or given up once giveUpAfterMs has passed since queueing. */
@@ -321,41 +476,20 @@ class OutboxDelivery {
     this.options.log.info({ outboxId: row.id, released }, 'mail not sent: the worker stopped; released for the next worker');
   }
 
-  /** Polls after `delay`, then again: at once after a full batch (more may be waiting), else after the poll interval. */
-  schedule(delay: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.runOnce().then(
-        (claimed) => {
-          this.failedPolls = 0;
-          return claimed;
-        },
-        (error: unknown) => {
-          this.failedPolls += 1;
-          this.options.log.error({ err: error, unrecorded: this.accepted.size }, 'outbox poll failed');
-          return -1;
-        },
-      );
-      void this.running.then((claimed) => {
-        this.running = null;
-        const backoff = this.options.pollIntervalMs * Math.min(10, 2 ** Math.max(0, this.failedPolls - 1));
-        this.schedule(claimed >= this.options.batchSize ? 0 : claimed < 0 ? backoff : this.options.pollIntervalMs);
-      });
-    }, delay);
-  }
-
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const abort = setTimeout(() => this.sends.abortAll(), graceMs);
     try {
-      if (this.running) await this.running;
+      // a claim being made starts its sends, which see `stopped` and release their rows
+      if (this.claiming) await this.claiming;
+      while (this.inFlight.size > 0) await Promise.all(this.inFlight);
     } finally {
       clearTimeout(abort);
       this.sends.abortAll();
     }
+    await this.sentRecords.idle();
     this.transports.close();
     // acceptances the database refused: a few more tries, bounded, before the process ends
     const until = Date.now() + STOP_RECORD_MS;
@@ -389,7 +523,7 @@ export function startOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     clock: options.clock ?? Date.now,
     log: options.log ?? silent,
   });
-  delivery.schedule(0);
+  delivery.poll();
   return {
     runOnce: () => delivery.runOnce(),
     stop: ({ graceMs = STOP_GRACE_MS } = {}) => delivery.stop(graceMs),

@@ -9,6 +9,7 @@ import {
   findMessage,
   listMessages as listRows,
   loadMessageRecord,
+  loadMessageRecords,
   retryMessageNow,
   type MessageFilter,
   type MessageListItem,
@@ -105,9 +106,18 @@ function messageSource({ kind, settings, booking, form }: MessageRecord): Messag
 }
 
 /** Everything the message is rendered from, read as it is now; null when its booking is gone. */
-export async function loadMessageSource(db: Db, row: Pick<OutboxRow, 'booking_id' | 'kind'>): Promise<MessageSource | null> {
+export async function loadMessageSource(db: Db, row: Pick<OutboxRow, 'id' | 'booking_id' | 'kind'>): Promise<MessageSource | null> {
   const record = await loadMessageRecord(db.kysely, row);
   return record ? messageSource(record) : null;
+}
+
+/** The same for several messages, read together (a booking's messages share one read): outbox id -> source. */
+export async function loadMessageSources(
+  db: Db,
+  rows: readonly Pick<OutboxRow, 'id' | 'booking_id' | 'kind'>[],
+): Promise<Map<number, MessageSource>> {
+  const records = await loadMessageRecords(db.kysely, rows);
+  return new Map([...records].map(([id, record]) => [id, messageSource(record)]));
 }
 
 /** A stored message as it would be sent; its `html` is a whole escaped document: the admin area serves it as a document of its own, with its own CSP, in a sandboxed iframe. */

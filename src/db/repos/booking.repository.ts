@@ -206,6 +206,13 @@ export async function findBookingDetails(db: Q, key: { id: number } | { detailsI
   return row ? bookingDetailsOf(row) : null;
 }
 
+/** Several bookings' details by id, in one query; ids without a booking are absent. */
+export async function findBookingDetailsByIds(db: Q, ids: readonly number[]): Promise<BookingDetails[]> {
+  if (ids.length === 0) return [];
+  const rows = await bookingDetailsQuery(db).where('bookings.id', 'in', ids).execute();
+  return rows.map(bookingDetailsOf);
+}
+
 export async function findBookingId(db: Q, detailsId: string): Promise<number | null> {
   const row = await db.selectFrom('bookings').select('id').where('details_id', '=', detailsId).executeTakeFirst();
   return row ? row.id : null;

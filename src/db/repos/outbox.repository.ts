@@ -10,7 +10,7 @@ import type { Db } from '../connect.js';
 import type { Database, OutboxTable } from '../schema.js';
 import { mailRecipient, MESSAGE_STATES, type MessageKind, type MessageState } from '../../core/messages.js';
 import type { InstallationSettings } from '../../core/settings.js';
-import { findBookingDetails, type BookingDetails } from './booking.repository.js';
+import { findBookingDetailsByIds, type BookingDetails } from './booking.repository.js';
 import { loadSettings } from './installation.repository.js';
 
 type Q = Kysely<Database>;
@@ -84,19 +84,32 @@ export async function claimDueMessages(db: Db, now: number, claimedUntil: number
 }
 
 /**
- * Records the SMTP server's acknowledgement. Not guarded by the claim: the server did accept the message,
- * so it is sent whoever holds the row now (a claim that expired while the database was away and was taken
- * again must not lead to a second send). Only a row already recorded as sent is left as it is. Returns
- * false when it was (or the row is gone).
+ * Records the SMTP server's acknowledgement of each message, in one statement (the worker gathers the
+ * acceptances that arrive while the previous record is being written). Not guarded by the claim: the
+ * server did accept the message, so it is sent whoever holds the row now (a claim that expired while the
+ * database was away and was taken again must not lead to a second send). Only a row already recorded as
+ * sent is left as it is. Returns the ids recorded now; an id missing from it was recorded before (or its
+ * row is gone).
  */
-export async function markSent(db: Q, id: number, now: number): Promise<boolean> {
-  const result = await db
+export async function markSent(db: Q, sent: readonly { id: number; sentAt: number }[]): Promise<Set<number>> {
+  if (sent.length === 0) return new Set();
+  // each row keeps its own acceptance time; the cast gives PostgreSQL the parameter's type
+  const sentAt = sql<number>`case ${sql.join(
+    sent.map((s) => sql`when id = ${s.id} then cast(${s.sentAt} as bigint)`),
+    sql` `,
+  )} end`;
+  const rows = await db
     .updateTable('outbox')
-    .set({ state: 'sent', sent_at: now, claimed_until: null, last_error: null, attempts: sql`attempts + 1` })
-    .where('id', '=', id)
+    .set({ state: 'sent', sent_at: sentAt, claimed_until: null, last_error: null, attempts: sql`attempts + 1` })
+    .where(
+      'id',
+      'in',
+      sent.map((s) => s.id),
+    )
     .where('state', '<>', 'sent')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 /**
@@ -146,16 +159,42 @@ export interface MessageRecord {
   form: { name: string; label: string }[];
 }
 
-/** Everything a message is rendered from, read as it is now; null when the booking is gone. */
-export async function loadMessageRecord(db: Q, row: Pick<OutboxRow, 'booking_id' | 'kind'>): Promise<MessageRecord | null> {
-  if (row.booking_id === null) return null;
-  const booking = await findBookingDetails(db, { id: row.booking_id });
-  if (!booking) return null;
-  const [settings, form] = await Promise.all([
+/**
+ * What each message is rendered from, read as it is now, for several messages at once: a booking's two
+ * messages (the customer's and the operator's) read it once, and the settings and each schedule's form
+ * are read once for all. Outbox id -> record; a message whose booking is gone has none.
+ */
+export async function loadMessageRecords(
+  db: Q,
+  rows: readonly Pick<OutboxRow, 'id' | 'booking_id' | 'kind'>[],
+): Promise<Map<number, MessageRecord>> {
+  const bookingIds = [...new Set(rows.flatMap((r) => (r.booking_id === null ? [] : [r.booking_id])))];
+  const bookings = new Map((await findBookingDetailsByIds(db, bookingIds)).map((b) => [b.id, b]));
+  const records = new Map<number, MessageRecord>();
+  if (bookings.size === 0) return records;
+  const scheduleIds = [...new Set([...bookings.values()].map((b) => b.scheduleId))];
+  const [settings, fields] = await Promise.all([
     loadSettings(db),
-    db.selectFrom('form_fields').select(['name', 'label']).where('schedule_id', '=', booking.scheduleId).orderBy('position').execute(),
+    db
+      .selectFrom('form_fields')
+      .select(['schedule_id', 'name', 'label'])
+      .where('schedule_id', 'in', scheduleIds)
+      .orderBy('schedule_id')
+      .orderBy('position')
+      .execute(),
   ]);
-  return { kind: row.kind, settings, booking, form };
+  const forms = new Map<number, { name: string; label: string }[]>(scheduleIds.map((id) => [id, []]));
+  for (const f of fields) forms.get(f.schedule_id)!.push({ name: f.name, label: f.label });
+  for (const row of rows) {
+    const booking = row.booking_id === null ? undefined : bookings.get(row.booking_id);
+    if (booking) records.set(row.id, { kind: row.kind, settings, booking, form: forms.get(booking.scheduleId)! });
+  }
+  return records;
+}
+
+/** Everything a message is rendered from, read as it is now; null when the booking is gone. */
+export async function loadMessageRecord(db: Q, row: Pick<OutboxRow, 'id' | 'booking_id' | 'kind'>): Promise<MessageRecord | null> {
+  return (await loadMessageRecords(db, [row])).get(row.id) ?? null;
 }
 
 export interface MessageFilter {
