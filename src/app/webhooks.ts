@@ -1,8 +1,6 @@
 // Webhooks as the operator manages them (CLI and admin area), and the events a booking's change queues in its
 // own transaction (docs/webhooks.md). Delivery is src/app/webhook-delivery.ts.
-import type { Kysely } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { Database } from '../db/schema.js';
 import { findBookingDetails, type BookingDetails } from '../db/repos/booking.repository.js';
 import { loadSettings } from '../db/repos/installation.repository.js';
 import {
@@ -115,7 +113,7 @@ export function bookingPayload(b: BookingDetails, timezone: string): Record<stri
  * the deliveries exist exactly when the change does, and the booking waits for nothing but these inserts.
  * Without subscribed endpoints this is one read of a small table.
  */
-export async function queueBookingEvent(trx: Kysely<Database>, type: WebhookEvent, bookingId: number, now: number): Promise<void> {
+export async function queueBookingEvent(trx: Db['kysely'], type: WebhookEvent, bookingId: number, now: number): Promise<void> {
   const endpointIds = await subscribedEndpointIds(trx, type);
   if (endpointIds.length === 0) return;
   const [booking, settings] = await Promise.all([findBookingDetails(trx, { id: bookingId }), loadSettings(trx)]);

@@ -14,6 +14,7 @@ import { addWebhookEndpoint, setWebhookEnabled, webhookDeliveries } from '../../
 import { cancelBooking, createBooking } from '../../src/app/bookings.js';
 import { SnapshotCache } from '../../src/app/snapshot.js';
 import { startWebhookWorker, type WebhookWorker } from '../../src/app/webhook-delivery.js';
+import type { WebhookEvent } from '../../src/core/webhooks.js';
 
 // the real time: receivers check the signature's timestamp against their clock, and a delivery gives up
 // relative to when it was queued
@@ -73,10 +74,10 @@ describeEachDatabase('webhooks', (dialect) => {
       payload: { schedule: desk, reason: talk, slot: nextSlot(), submission: { email, first_name: 'Ada', phone: '+49 30 1234567' } },
     });
     assert.equal(res.statusCode, 201, res.body);
-    return res.json() as { booking_id: number; booking_details_id: string };
+    return res.json<{ booking_id: number; booking_details_id: string }>();
   };
-  const endpoint = async (path: string, events = ['booking.created', 'booking.cancelled', 'booking.rescheduled'] as const) => {
-    const e = await addWebhookEndpoint(inst.db, { url: receiver.url(path), events: [...events] }, NOW, true);
+  const endpoint = async (path: string, events: WebhookEvent[] = ['booking.created', 'booking.cancelled', 'booking.rescheduled']) => {
+    const e = await addWebhookEndpoint(inst.db, { url: receiver.url(path), events }, NOW, true);
     receiver.secrets.set(path, e.secret);
     return e;
   };

@@ -147,10 +147,11 @@ export async function claimDueDeliveries(db: Db, now: number, claimedUntil: numb
       .where('d.state', 'in', OPEN_STATES)
       .where('d.next_attempt_at', '<=', now)
       .where('d.endpoint_id', 'in', (eb) => eb.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 1))
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('webhook_deliveries as p')
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_deliveries as p')
               .select(sql`1`.as('one'))
               .whereRef('p.booking_id', '=', 'd.booking_id')
               .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
