@@ -30,7 +30,7 @@ export function parseWebhookUrl(text: string, field = 'url'): string {
   const value = text.trim();
   if (value === '') throw new InvalidInput('the URL is required', field);
   if (value.length > WEBHOOK_URL_MAX_LENGTH) throw new InvalidInput(`the URL is longer than ${WEBHOOK_URL_MAX_LENGTH} characters`, field);
-  if (controlCharacterProblem(value) !== null || /\s/.test(value))
+  if (controlCharacterProblem(text) !== null || /\s/.test(value))
     throw new InvalidInput('the URL must not contain spaces or control characters', field);
   let url: URL;
   try {
