@@ -66,6 +66,23 @@ function describeFailure(error: unknown): string {
   return String(error);
 }
 
+/** The first ERROR_BODY_CHARS characters of an answer, without reading (or holding) the rest of it. */
+async function answerStart(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    // leaving the loop early cancels the stream, so a huge or endless answer is not read
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.length >= ERROR_BODY_CHARS) break;
+    }
+  } catch {
+    // an answer cut off (or timed out) while read still has its status: keep what arrived
+  }
+  return text.slice(0, ERROR_BODY_CHARS);
+}
+
 class WebhookDelivery {
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
@@ -132,7 +149,7 @@ class WebhookDelivery {
       await response.body?.cancel();
       return { status: response.status, error: null };
     }
-    const text = (await response.text().catch(() => '')).slice(0, ERROR_BODY_CHARS).replace(/\s+/g, ' ').trim();
+    const text = (await answerStart(response)).replace(/\s+/g, ' ').trim();
     return { status: response.status, error: `HTTP ${response.status}${text ? `: ${text}` : ''}` };
   }
 
