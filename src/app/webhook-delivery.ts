@@ -8,6 +8,10 @@
 // At least once, never exactly once: a receiver that answered 2xx while this process died (or the database
 // refused the 'delivered' record) gets the event again after the claim expires, with the same event id.
 //
+// Each process attempts up to `concurrency` deliveries at once (8), each endpoint at most half of them, and a
+// poll claims only for free lanes: an endpoint that never answers holds its lanes until the timeout, while the
+// other endpoints' deliveries go on in theirs.
+//
 // Order per booking and endpoint comes from the claim (webhook.repository.ts): a delivery is not attempted
 // while an earlier one of the same booking to the same endpoint is open, and a poll claims at most one of
 // each such chain.
@@ -32,7 +36,7 @@ export interface WebhookWorkerOptions {
   /** per-attempt bound on the receiver's answer (WEBHOOK_TIMEOUT_SECONDS) */
   timeoutMs?: number;
   pollIntervalMs?: number;
-  /** deliveries attempted at once per process */
+  /** deliveries attempted at once per process; one endpoint holds at most half of them */
   concurrency?: number;
   /** first retry delay; doubles per attempt up to retryCapMs, with jitter */
   retryBaseMs?: number;
@@ -42,7 +46,7 @@ export interface WebhookWorkerOptions {
 }
 
 export interface WebhookWorker {
-  /** claims and attempts what is due now; resolves with the number claimed */
+  /** claims what is due for the free lanes and starts those attempts; resolves with the number claimed */
   runOnce(): Promise<number>;
   stop(options?: { graceMs?: number }): Promise<void>;
 }
@@ -87,22 +91,59 @@ class WebhookDelivery {
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
+  /** attempts under way: delivery id -> its endpoint */
+  private readonly inFlight = new Map<number, number>();
+  private readonly attempts = new Set<Promise<void>>();
   private readonly controllers = new Set<AbortController>();
   private aborting = false;
   private failedPolls = 0;
+  /** deliveries the last poll claimed: when an attempt ends while there is a backlog, poll again at once */
+  private lastClaimed = 0;
+  /** an attempt ended during a poll: poll again right after it */
+  private wakeAfterPoll = false;
   /** a claim outlives the attempt's timeout with room for recording the outcome */
   private readonly claimMs: number;
+  /** lanes one endpoint may hold, so a slow endpoint leaves the others lanes of their own */
+  private readonly perEndpoint: number;
 
   constructor(private readonly o: Resolved) {
     this.claimMs = o.timeoutMs * 3 + 5_000;
+    this.perEndpoint = Math.max(1, Math.ceil(o.concurrency / 2));
   }
 
+  /** Claims what is due for the free lanes and starts those attempts (not awaited); resolves with the number claimed. */
   async runOnce(): Promise<number> {
     if (this.stopped) return 0;
+    const total = this.o.concurrency - this.inFlight.size;
+    if (total <= 0) return 0;
+    const busy = new Map<number, number>();
+    for (const endpointId of this.inFlight.values()) busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
     const now = this.o.clock();
-    const rows = await claimDueDeliveries(this.o.db, now, now + this.claimMs, this.o.concurrency);
-    await Promise.all(rows.map((row) => this.handle(row)));
+    const rows = await claimDueDeliveries(this.o.db, now, now + this.claimMs, {
+      total,
+      room: (endpointId) => this.perEndpoint - (busy.get(endpointId) ?? 0),
+    });
+    for (const row of rows) {
+      this.inFlight.set(row.id, row.endpoint_id);
+      const attempt = this.handle(row).finally(() => {
+        this.inFlight.delete(row.id);
+        this.attempts.delete(attempt);
+        this.wake();
+      });
+      this.attempts.add(attempt);
+    }
     return rows.length;
+  }
+
+  /** A lane is free: while there is a backlog, the next poll need not wait for the interval. */
+  private wake(): void {
+    if (this.stopped || this.lastClaimed === 0) return;
+    if (this.running) {
+      this.wakeAfterPoll = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
   }
 
   private async handle(row: ClaimedDelivery): Promise<void> {
@@ -186,8 +227,11 @@ class WebhookDelivery {
       );
       void this.running.then((claimed) => {
         this.running = null;
+        this.lastClaimed = Math.max(0, claimed);
+        const again = this.wakeAfterPoll && claimed > 0;
+        this.wakeAfterPoll = false;
         const backoff = this.o.pollIntervalMs * Math.min(10, 2 ** Math.max(0, this.failedPolls - 1));
-        this.schedule(claimed >= this.o.concurrency ? 0 : claimed < 0 ? backoff : this.o.pollIntervalMs);
+        this.schedule(again ? 0 : claimed < 0 ? backoff : this.o.pollIntervalMs);
       });
     }, delay);
   }
@@ -203,6 +247,7 @@ class WebhookDelivery {
     const abort = setTimeout(abortAll, graceMs);
     try {
       if (this.running) await this.running;
+      await Promise.all([...this.attempts]);
     } finally {
       clearTimeout(abort);
       abortAll();

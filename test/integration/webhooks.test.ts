@@ -59,6 +59,7 @@ describeEachDatabase('webhooks', (dialect) => {
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
     receiver.mode = { answer: 204 };
+    receiver.hangOnly = null;
     await receiver.up().catch(() => {}); // back up if a test left it down
     await inst.close();
   });
@@ -234,12 +235,31 @@ describeEachDatabase('webhooks', (dialect) => {
     assert.equal(new Set(receiver.events('/hook').map((e) => e.id)).size, 11);
   });
 
+  test('an endpoint that never answers does not hold back another endpoint', async () => {
+    await fresh();
+    receiver.received.length = 0;
+    await endpoint('/slow');
+    await endpoint('/fast');
+    // the receiver hangs on /slow only; /fast answers
+    receiver.mode = { hang: true };
+    receiver.hangOnly = '/slow';
+    worker({ timeoutMs: 20_000 });
+    for (let i = 0; i < 12; i++) await bookByApi(`p${i}@example.com`);
+    // all 12 reach /fast while /slow's attempts are still waiting for their 20 s timeout (before: a poll
+    // waited for its whole batch, so each 20 s gave /fast only the few deliveries claimed beside /slow's)
+    await until('every event at /fast', () => receiver.events('/fast').length === 12, 15_000);
+    assert.ok(
+      receiver.hangingCount >= 1 && receiver.hangingCount <= 4,
+      `/slow holds at most half of the 8 lanes (${receiver.hangingCount})`,
+    );
+  });
+
   test('a 500 is a failure with its status; after the give-up time the delivery is failed', async () => {
     await fresh();
     receiver.received.length = 0;
     await endpoint('/hook');
     receiver.mode = { answer: 500 };
-    worker({ giveUpAfterMs: 300 });
+    worker({ giveUpAfterMs: 1_500 });
     inst.clock.now = Date.now(); // queued now: the give-up time counts from here
     await bookByApi('ada@example.com');
     await until('given up', async () => (await allDeliveries())[0]!.state === 'failed');

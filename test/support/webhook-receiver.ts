@@ -18,6 +18,8 @@ export type ReceiverMode = { answer: number } | { hang: true };
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   mode: ReceiverMode = { answer: 204 };
+  /** with mode hang: the one path that hangs (the others answer 204); null: every path */
+  hangOnly: string | null = null;
   private server: Server | null = null;
   private readonly hanging = new Set<ServerResponse>();
   /** secrets the receiver accepts, by URL path (one endpoint per path) */
@@ -61,12 +63,12 @@ export class WebhookReceiver {
         }
         this.received.push({ headers: { ...request.headers, 'x-path': path }, body, event, error });
         const mode = this.mode;
-        if ('hang' in mode) {
+        if ('hang' in mode && (this.hangOnly === null || this.hangOnly === path)) {
           this.hanging.add(response);
           response.on('close', () => this.hanging.delete(response));
           return;
         }
-        response.writeHead(error ? 401 : mode.answer, { 'content-type': 'text/plain' }).end(error ?? 'ok');
+        response.writeHead(error ? 401 : 'answer' in mode ? mode.answer : 204, { 'content-type': 'text/plain' }).end(error ?? 'ok');
       });
     });
     await new Promise<void>((ok, fail) => {

@@ -133,62 +133,63 @@ const numeric = (r: DeliveryRow): DeliveryRow => ({
 export type ClaimedDelivery = DeliveryRow & { claimed_until: number; url: string; secret: string };
 
 /**
- * Claims up to `limit` due deliveries until `claimedUntil`: open, due, of an enabled endpoint, and first in
- * line (no earlier open delivery of the same booking to the same endpoint). PostgreSQL: FOR UPDATE SKIP
+ * Claims due deliveries until `claimedUntil`: open, due, of an enabled endpoint, and first in line (no earlier
+ * open delivery of the same booking to the same endpoint), at most `room(endpointId)` per endpoint and
+ * `total` in all, so that one slow endpoint cannot take every lane of a worker. PostgreSQL: FOR UPDATE SKIP
  * LOCKED, so concurrent workers take different rows without waiting; an earlier delivery another worker is
- * claiming right now still counts as open (the subquery reads committed rows), so its successor is not
- * taken. SQLite: the write transaction (BEGIN IMMEDIATE) admits one claimer at a time.
+ * claiming right now still counts as open (the subquery reads committed rows), so its successor is not taken.
+ * SQLite: the write transaction (BEGIN IMMEDIATE) admits one claimer at a time.
  */
-export async function claimDueDeliveries(db: Db, now: number, claimedUntil: number, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(
+  db: Db,
+  now: number,
+  claimedUntil: number,
+  slots: { total: number; room: (endpointId: number) => number },
+): Promise<ClaimedDelivery[]> {
   return db.write(async (trx) => {
-    let due = trx
-      .selectFrom('webhook_deliveries as d')
-      .select('d.id')
-      .where('d.state', 'in', OPEN_STATES)
-      .where('d.next_attempt_at', '<=', now)
-      .where('d.endpoint_id', 'in', (eb) => eb.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 1))
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('webhook_deliveries as p')
-              .select(sql`1`.as('one'))
-              .whereRef('p.booking_id', '=', 'd.booking_id')
-              .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
-              .whereRef('p.id', '<', 'd.id')
-              .where('p.state', 'in', OPEN_STATES),
-          ),
-        ),
-      )
-      .orderBy('d.next_attempt_at')
-      .orderBy('d.id')
-      .limit(limit);
-    if (db.dialect === 'postgres') due = due.forUpdate().skipLocked();
-    const claimed = await trx
-      .updateTable('webhook_deliveries')
-      .set({ state: 'sending', claimed_until: claimedUntil, next_attempt_at: claimedUntil })
-      .where('id', 'in', due)
-      .returningAll()
-      .execute();
-    if (claimed.length === 0) return [];
     const endpoints = await trx
       .selectFrom('webhook_endpoints')
       .select(['id', 'url', 'secret'])
-      .where(
-        'id',
-        'in',
-        claimed.map((r) => r.endpoint_id),
-      )
+      .where('enabled', '=', 1)
+      .orderBy('id')
       .execute();
-    const byId = new Map(endpoints.map((e) => [e.id, e]));
-    return claimed
-      .map((r) => ({
-        ...numeric(r),
-        claimed_until: claimedUntil,
-        url: byId.get(r.endpoint_id)!.url,
-        secret: byId.get(r.endpoint_id)!.secret,
-      }))
-      .sort((a, b) => a.id - b.id);
+    const claimed: ClaimedDelivery[] = [];
+    // one endpoint after another (an installation has a handful): each gets at most its room
+    for (const endpoint of endpoints) {
+      const limit = Math.min(slots.room(endpoint.id), slots.total - claimed.length);
+      if (limit <= 0) continue;
+      let due = trx
+        .selectFrom('webhook_deliveries as d')
+        .select('d.id')
+        .where('d.endpoint_id', '=', endpoint.id)
+        .where('d.state', 'in', OPEN_STATES)
+        .where('d.next_attempt_at', '<=', now)
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('webhook_deliveries as p')
+                .select(sql`1`.as('one'))
+                .whereRef('p.booking_id', '=', 'd.booking_id')
+                .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
+                .whereRef('p.id', '<', 'd.id')
+                .where('p.state', 'in', OPEN_STATES),
+            ),
+          ),
+        )
+        .orderBy('d.next_attempt_at')
+        .orderBy('d.id')
+        .limit(limit);
+      if (db.dialect === 'postgres') due = due.forUpdate().skipLocked();
+      const rows = await trx
+        .updateTable('webhook_deliveries')
+        .set({ state: 'sending', claimed_until: claimedUntil, next_attempt_at: claimedUntil })
+        .where('id', 'in', due)
+        .returningAll()
+        .execute();
+      for (const r of rows) claimed.push({ ...numeric(r), claimed_until: claimedUntil, url: endpoint.url, secret: endpoint.secret });
+    }
+    return claimed.sort((a, b) => a.id - b.id);
   });
 }
 
