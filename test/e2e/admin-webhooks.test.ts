@@ -12,15 +12,12 @@ import { migrate } from '../../src/db/migrate.js';
 import { generateToken, setApiEnabled, setup } from '../../src/app/installation.js';
 import { importSchedules } from '../../src/app/schedules.js';
 import { freshSqlite, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK } from '../support/installation.js';
+import { ALL_WEEK, localDateFromToday } from '../support/installation.js';
 import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { until } from '../integration/mail-support.js';
 
-const localDate = (days: number) =>
-  new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-    new Date(Date.now() + days * 86_400_000),
-  );
+const localDate = (days: number) => localDateFromToday(days);
 
 describe('admin webhooks in chromium', { skip: BROWSER_SKIP }, () => {
   let server: RunningServer;

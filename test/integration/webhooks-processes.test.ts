@@ -7,12 +7,10 @@ import { describeEachDatabase, freshDatabase, type TestDatabase } from '../suppo
 import { cli, readyInstallation, serve, type Ready, type ServeProcess } from '../support/processes.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { until } from './mail-support.js';
+import { localDateFromToday } from '../support/installation.js';
 import { connect } from '../../src/db/connect.js';
 
-const localDate = (days: number) =>
-  new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-    new Date(Date.now() + days * 86_400_000),
-  );
+const localDate = (days: number) => localDateFromToday(days);
 
 describeEachDatabase('webhooks with bin/booking', (dialect) => {
   let target: TestDatabase;

@@ -6,7 +6,7 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ALL_WEEK, testInstallation, type TestInstallation, localDateFromToday } from '../support/installation.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { until } from './mail-support.js';
 import { connect } from '../../src/db/connect.js';
@@ -19,11 +19,7 @@ import type { WebhookEvent } from '../../src/core/webhooks.js';
 // the real time: receivers check the signature's timestamp against their clock, and a delivery gives up
 // relative to when it was queued
 const NOW = Date.now();
-/** the local date in Berlin `days` after today */
-const localDate = (days: number) =>
-  new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-    new Date(NOW + days * 86_400_000),
-  );
+const localDate = (days: number) => localDateFromToday(days);
 
 describeEachDatabase('webhooks', (dialect) => {
   let inst: TestInstallation;
