@@ -18,6 +18,10 @@ export interface Config {
   readonly mailGiveUpAfterHours: number;
   /** MAIL_CONCURRENCY: messages each process sends at once, over as many reused SMTP connections */
   readonly mailConcurrency: number;
+  /** WEBHOOK_TIMEOUT_SECONDS: how long one webhook attempt waits for the receiver's answer */
+  readonly webhookTimeoutSeconds: number;
+  /** WEBHOOK_GIVE_UP_AFTER_HOURS: a delivery still failing this long after it was queued is given up (at least 24) */
+  readonly webhookGiveUpAfterHours: number;
   /** PostgreSQL connections per process */
   readonly databasePoolMax: number;
   /** PostgreSQL: bound on opening (or waiting for) a connection, ms */
@@ -96,6 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: mailFrom(env.MAIL_FROM),
     mailGiveUpAfterHours: integer(env, 'MAIL_GIVE_UP_AFTER_HOURS', 72, 1, 24 * 366),
     mailConcurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
+    webhookTimeoutSeconds: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60),
+    webhookGiveUpAfterHours: integer(env, 'WEBHOOK_GIVE_UP_AFTER_HOURS', 24, 24, 24 * 366),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
     // defaults: DATABASE_BOUNDS in db/connect.ts (config may not import the database layer, so repeated here)
     databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2000, 100, 600_000),

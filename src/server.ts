@@ -7,6 +7,7 @@ import { migrate } from './db/migrate.js';
 import { buildApp, REDACTED_PATHS } from './http/build-app.js';
 import { RedisRateLimitStore } from './rate-limit/redis-store.js';
 import { startOutboxWorker } from './app/outbox-delivery.js';
+import { startWebhookWorker } from './app/webhook-delivery.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -75,6 +76,13 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
     concurrency: config.mailConcurrency,
     log: app.log.child({ component: 'outbox' }),
   });
+  // webhook deliveries: the same outbox pattern, its own worker and claims (docs/webhooks.md)
+  const webhooks = startWebhookWorker({
+    db,
+    timeoutMs: config.webhookTimeoutSeconds * 1000,
+    giveUpAfterMs: config.webhookGiveUpAfterHours * 3_600_000,
+    log: app.log.child({ component: 'webhooks' }),
+  });
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
@@ -82,8 +90,14 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
       // gets a moment to finish (and be recorded as sent); one that takes longer (a stalled SMTP server) is
       // aborted and its message released. Every step is bounded, so shutdown stays within SHUTDOWN_TIMEOUT_MS
       // even with the database frozen.
-      const [, mail] = await Promise.all([drain(app), within(mailer.stop(), MAILER_STOP_TIMEOUT_MS)]);
+      // The webhook worker likewise: an attempt in flight gets the same grace, then it is aborted and released.
+      const [, mail, hooks] = await Promise.all([
+        drain(app),
+        within(mailer.stop(), MAILER_STOP_TIMEOUT_MS),
+        within(webhooks.stop(), MAILER_STOP_TIMEOUT_MS),
+      ]);
       if (mail === 'late') app.log.warn({ afterMs: MAILER_STOP_TIMEOUT_MS }, 'the mail worker did not stop in time: its claims expire');
+      if (hooks === 'late') app.log.warn({ afterMs: MAILER_STOP_TIMEOUT_MS }, 'the webhook worker did not stop in time: its claims expire');
       await rateLimits?.close();
       if ((await within(db.close(), DB_CLOSE_TIMEOUT_MS)) === 'late')
         app.log.warn({ afterMs: DB_CLOSE_TIMEOUT_MS }, 'the database did not close in time');

@@ -13,6 +13,7 @@ import { validateSubmission, publicFields, type Answer, type FormField } from '.
 import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
 import { availabilityContext, findReason, findSchedule, freeSlotAt } from './availability.js';
+import { queueBookingEvent } from './webhooks.js';
 
 export interface BookingRequest {
   scheduleId: number;
@@ -95,6 +96,7 @@ export async function createBooking(db: Db, snapshot: Snapshot, request: Booking
     if (customerRecipient) messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
     if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
     await enqueueMessages(trx, bookingId, messages, now);
+    await queueBookingEvent(trx, 'booking.created', bookingId, now);
     return { bookingId, detailsId, customerId, start: slot.start, end };
   });
 }
@@ -112,6 +114,7 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
     await markBookingCancelled(trx, booking.id, now, changedIn!);
     const recipient = mailRecipient(booking.customerEmail);
     if (recipient) await enqueueMessages(trx, booking.id, [{ kind: 'booking_cancellation', recipient }], now);
+    await queueBookingEvent(trx, 'booking.cancelled', booking.id, now);
     return true;
   });
 }

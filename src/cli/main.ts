@@ -11,6 +11,8 @@ import { setup, setApiEnabled, generateToken, setOperatorSetting } from '../app/
 import { importSchedules } from '../app/schedules.js';
 import { demo, DEMO_ADMIN_EMAIL } from '../app/demo.js';
 import { resetAdminPassword } from '../app/admin-auth.js';
+import { addWebhookEndpoint, listWebhookEndpoints, removeWebhookEndpoint, setWebhookEnabled } from '../app/webhooks.js';
+import { parseWebhookEvents } from '../core/webhooks.js';
 
 const USAGE = `usage: booking <command>
   serve [--host H] [--port P]
@@ -20,6 +22,9 @@ const USAGE = `usage: booking <command>
   token generate
   set KEY VALUE
   admin reset-password [--email E] [--password P]
+  webhook add URL [--events booking.created,booking.cancelled,booking.rescheduled]
+  webhook list
+  webhook remove|enable|disable ID
   demo`;
 
 class UsageError extends Error {}
@@ -128,6 +133,8 @@ async function run(argv: string[]): Promise<void> {
       );
       return;
     }
+    case 'webhook':
+      return webhookCommand(config, rest, now);
     case 'demo': {
       if (rest.length !== 0) throw new UsageError('demo takes no arguments');
       const result = await withDb(config, (db) => demo(db, demoTimezone(), now));
@@ -155,6 +162,49 @@ async function run(argv: string[]): Promise<void> {
       return;
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+/** An endpoint id as the operator types it: a positive decimal integer. */
+function endpointId(text: string | undefined, sub: string): number {
+  if (text === undefined || !/^[1-9][0-9]{0,9}$/.test(text)) throw new UsageError(`webhook ${sub} needs an endpoint ID (see webhook list)`);
+  return Number(text);
+}
+
+async function webhookCommand(config: Config, args: string[], now: number): Promise<void> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'add': {
+      const { values, positionals } = parseArgs({ args: rest, options: { events: { type: 'string' } }, allowPositionals: true });
+      if (positionals.length !== 1) throw new UsageError('webhook add needs one URL');
+      // checked before the database is opened: bad input stores nothing
+      const events = parseWebhookEvents(values.events);
+      const endpoint = await withDb(config, (db) => addWebhookEndpoint(db, { url: positionals[0]!, events }, now, true));
+      process.stdout.write(
+        `Webhook endpoint ${endpoint.id}: ${endpoint.url}\nEvents: ${endpoint.events.join(', ')}\n` +
+          `Secret: ${endpoint.secret}\n(shown only this once: configure it in the receiver now)\n`,
+      );
+      return;
+    }
+    case 'list': {
+      if (rest.length !== 0) throw new UsageError('webhook list takes no arguments');
+      const endpoints = await withDb(config, (db) => listWebhookEndpoints(db));
+      // one endpoint a line, tab-separated: id, enabled/disabled, URL, events. Never the secret.
+      const lines = endpoints.map((e) => [e.id, e.enabled ? 'enabled' : 'disabled', e.url, e.events.join(',')].join('\t'));
+      process.stdout.write(lines.length ? `${lines.join('\n')}\n` : '');
+      return;
+    }
+    case 'remove':
+    case 'enable':
+    case 'disable': {
+      if (rest.length !== 1) throw new UsageError(`webhook ${sub} needs one endpoint ID`);
+      const id = endpointId(rest[0], sub);
+      await withDb(config, (db) => (sub === 'remove' ? removeWebhookEndpoint(db, id) : setWebhookEnabled(db, id, sub === 'enable')));
+      process.stdout.write(`Webhook endpoint ${id} ${sub === 'remove' ? 'removed' : `${sub}d`}.\n`);
+      return;
+    }
+    default:
+      throw new UsageError('webhook needs add, list, remove, enable or disable');
   }
 }
 

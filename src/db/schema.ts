@@ -4,6 +4,7 @@ import type { Generated } from 'kysely';
 import type { FormType, InputType } from '../core/forms/form-fields.js';
 import type { MessageKind, MessageState } from '../core/messages.js';
 import type { BookingSource, BookingStatus } from '../core/bookings.js';
+import type { DeliveryState } from '../core/webhooks.js';
 
 export interface MetaTable {
   id: number;
@@ -126,6 +127,41 @@ export interface AdminSessionsTable {
   expires_at: number;
 }
 
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  url: string;
+  /** JSON list of event names (core/webhooks.ts) */
+  events: string;
+  /** "whsec_…", kept as it is: signing needs the secret itself (docs/security.md, "Webhooks") */
+  secret: string;
+  /** 1 once the secret was shown (the CLI prints it at once; the admin area on the page after adding) */
+  secret_shown: number;
+  enabled: number;
+  created_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  endpoint_id: number;
+  /** the event's id, the same for every endpoint and attempt (the receiver's idempotency key) */
+  event_id: string;
+  event_type: string;
+  booking_id: number | null;
+  /** the JSON body exactly as sent */
+  body: string;
+  state: DeliveryState;
+  attempts: number;
+  next_attempt_at: number;
+  claimed_until: number | null;
+  /** HTTP status of the last attempt, null when there was no answer */
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  /** when it was queued or last resent: retries stop this long after it (WEBHOOK_GIVE_UP_AFTER_HOURS) */
+  queued_at: number;
+  delivered_at: number | null;
+}
+
 export interface Database {
   meta: MetaTable;
   settings: SettingsTable;
@@ -138,4 +174,6 @@ export interface Database {
   outbox: OutboxTable;
   sign_in_failures: SignInFailuresTable;
   admin_sessions: AdminSessionsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -85,3 +85,9 @@ export async function testInstallation(dialect: DialectName, options: Installati
 
 export const ALL_WEEK = (hours: [string, string][]) =>
   Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, hours]));
+
+/** The local date (YYYY-MM-DD) in `zone`, `days` after today by the real clock. */
+export const localDateFromToday = (days: number, zone = 'Europe/Berlin') =>
+  new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+    new Date(Date.now() + days * 86_400_000),
+  );

@@ -100,6 +100,7 @@ export interface BookingDetails {
   detailsId: string;
   scheduleId: number;
   scheduleName: string;
+  reasonId: number;
   reasonName: string;
   reasonDurationMinutes: number;
   customerId: number;
@@ -127,6 +128,7 @@ function bookingDetailsQuery(db: Q) {
       'bookings.details_id',
       'bookings.schedule_id',
       'schedules.name as schedule_name',
+      'bookings.reason_id',
       'reasons.name as reason_name',
       'reasons.duration_minutes',
       'bookings.customer_id',
@@ -152,6 +154,7 @@ function bookingDetailsOf(r: BookingDetailsRow): BookingDetails {
     detailsId: r.details_id,
     scheduleId: r.schedule_id,
     scheduleName: r.schedule_name,
+    reasonId: r.reason_id,
     reasonName: r.reason_name,
     reasonDurationMinutes: r.duration_minutes,
     customerId: r.customer_id,

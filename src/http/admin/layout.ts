@@ -16,6 +16,7 @@ const NAV: [string, string][] = [
   ['/admin/schedules', 'Schedules'],
   ['/admin/customers', 'Customers'],
   ['/admin/mail', 'E-mail'],
+  ['/admin/webhooks', 'Webhooks'],
   ['/admin/settings', 'Configuration'],
 ];
 
@@ -130,6 +131,7 @@ th{font-size:.85rem;color:#5b6472}
 .appt{display:block;border-left:3px solid #1f5fbf;background:#eef3fb;padding:.25rem .4rem;margin:0 0 .35rem;font-size:.9rem;text-decoration:none;color:inherit}
 .muted{color:#5b6472}
 td input:not([type=checkbox]):not(.narrow),td textarea{width:100%;min-width:7rem}
+fieldset{border:1px solid #dde1e7;border-radius:4px;margin:0 0 .8rem;padding:.5rem .75rem}legend{font-weight:600;font-size:.95rem}
 .narrow{width:4.5rem}.mail-text{white-space:pre-wrap;margin:0}iframe{border:1px solid #dde1e7;background:#fff}
 .slots{display:flex;flex-wrap:wrap;gap:.4rem}.slots label{font-weight:400;border:1px solid #b8bfca;border-radius:4px;padding:.25rem .5rem;background:#fff}
 @media (max-width:40rem){.who{margin-left:0}th,td{padding:.35rem .3rem}.week{grid-template-columns:1fr}}

@@ -19,6 +19,7 @@ import { scheduleRoutes } from './schedules.js';
 import { bookingRoutes } from './bookings.js';
 import { customerRoutes } from './customers.js';
 import { mailRoutes, type FixedMailSettings } from './mail.js';
+import { webhookRoutes } from './webhooks.js';
 
 export interface AdminPluginOptions extends AdminDeps {
   throttle?: SignInThrottle;
@@ -54,4 +55,5 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   await bookingRoutes(app, deps);
   await customerRoutes(app, deps);
   await mailRoutes(app, deps, options.fixedMail ?? { smtpUrl: null, mailFrom: null });
+  await webhookRoutes(app, deps);
 }

@@ -1,0 +1,274 @@
+// Delivers webhook events, inside each `booking serve` process (docs/webhooks.md). It polls for due
+// deliveries, claims only what it sends at once (a short claim: a worker that dies mid-delivery leaves a
+// row that is due again when the claim expires, so nothing is lost across restarts or instances), POSTs each
+// signed body with a per-attempt timeout, and records the outcome. A 2xx is delivered; anything else, a
+// network error or the timeout is a failed attempt, retried with capped exponential backoff and jitter until
+// WEBHOOK_GIVE_UP_AFTER_HOURS (at least 24) have passed since it was queued; then it is 'failed'.
+//
+// At least once, never exactly once: a receiver that answered 2xx while this process died (or the database
+// refused the 'delivered' record) gets the event again after the claim expires, with the same event id.
+//
+// Each process attempts up to `concurrency` deliveries at once (8), each endpoint at most half of them, and a
+// poll claims only for free lanes: an endpoint that never answers holds its lanes until the timeout, while the
+// other endpoints' deliveries go on in theirs.
+//
+// Order per booking and endpoint comes from the claim (webhook.repository.ts): a delivery is not attempted
+// while an earlier one of the same booking to the same endpoint is open, and a poll claims at most one of
+// each such chain.
+//
+// Stopping (shutdown) gives the attempts in flight a short grace, then aborts them and releases their claims:
+// the receiver never answered, so the deliveries are due again at once for any worker.
+import type { Db } from '../db/connect.js';
+import {
+  claimDueDeliveries,
+  markDelivered,
+  markDeliveryFailed,
+  releaseDelivery,
+  type ClaimedDelivery,
+} from '../db/repos/webhook.repository.js';
+import { webhookHeaders } from '../core/webhooks.js';
+import { retryDelay, STOP_GRACE_MS, type OutboxLog } from './outbox-delivery.js';
+
+export interface WebhookWorkerOptions {
+  db: Db;
+  /** a delivery still failing this long after it was queued (or resent) is given up */
+  giveUpAfterMs: number;
+  /** per-attempt bound on the receiver's answer (WEBHOOK_TIMEOUT_SECONDS) */
+  timeoutMs?: number;
+  pollIntervalMs?: number;
+  /** deliveries attempted at once per process; one endpoint holds at most half of them */
+  concurrency?: number;
+  /** first retry delay; doubles per attempt up to retryCapMs, with jitter */
+  retryBaseMs?: number;
+  retryCapMs?: number;
+  clock?: () => number;
+  log?: OutboxLog;
+}
+
+export interface WebhookWorker {
+  /** claims what is due for the free lanes and starts those attempts; resolves with the number claimed */
+  runOnce(): Promise<number>;
+  stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
+/** How much of a receiver's answer is kept as the error of a failed attempt. */
+const ERROR_BODY_CHARS = 300;
+
+const silent: OutboxLog = { info() {}, warn() {}, error() {} };
+
+type Resolved = Required<WebhookWorkerOptions>;
+
+/** Why an attempt failed, as the admin area shows it: the receiver's status and the start of its answer, or the network error. */
+function describeFailure(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    const detail = cause instanceof Error ? `: ${cause.message}` : '';
+    if (error.name === 'TimeoutError') return `no answer within the timeout (${error.message})`;
+    return `${error.message}${detail}`;
+  }
+  return String(error);
+}
+
+/** The first ERROR_BODY_CHARS characters of an answer, without reading (or holding) the rest of it. */
+async function answerStart(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    // leaving the loop early cancels the stream, so a huge or endless answer is not read
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.length >= ERROR_BODY_CHARS) break;
+    }
+  } catch {
+    // an answer cut off (or timed out) while read still has its status: keep what arrived
+  }
+  return text.slice(0, ERROR_BODY_CHARS);
+}
+
+class WebhookDelivery {
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<number> | null = null;
+  /** attempts under way: delivery id -> its endpoint */
+  private readonly inFlight = new Map<number, number>();
+  private readonly attempts = new Set<Promise<void>>();
+  private readonly controllers = new Set<AbortController>();
+  private aborting = false;
+  private failedPolls = 0;
+  /** deliveries the last poll claimed: when an attempt ends while there is a backlog, poll again at once */
+  private lastClaimed = 0;
+  /** an attempt ended during a poll: poll again right after it */
+  private wakeAfterPoll = false;
+  /** a claim outlives the attempt's timeout with room for recording the outcome */
+  private readonly claimMs: number;
+  /** lanes one endpoint may hold, so a slow endpoint leaves the others lanes of their own */
+  private readonly perEndpoint: number;
+
+  constructor(private readonly o: Resolved) {
+    this.claimMs = o.timeoutMs * 3 + 5_000;
+    this.perEndpoint = Math.max(1, Math.ceil(o.concurrency / 2));
+  }
+
+  /** Claims what is due for the free lanes and starts those attempts (not awaited); resolves with the number claimed. */
+  async runOnce(): Promise<number> {
+    if (this.stopped) return 0;
+    const total = this.o.concurrency - this.inFlight.size;
+    if (total <= 0) return 0;
+    const busy = new Map<number, number>();
+    for (const endpointId of this.inFlight.values()) busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
+    const now = this.o.clock();
+    const rows = await claimDueDeliveries(this.o.db, now, now + this.claimMs, {
+      total,
+      room: (endpointId) => this.perEndpoint - (busy.get(endpointId) ?? 0),
+    });
+    for (const row of rows) {
+      this.inFlight.set(row.id, row.endpoint_id);
+      const attempt = this.handle(row).finally(() => {
+        this.inFlight.delete(row.id);
+        this.attempts.delete(attempt);
+        this.wake();
+      });
+      this.attempts.add(attempt);
+    }
+    return rows.length;
+  }
+
+  /** A lane is free: while there is a backlog, the next poll need not wait for the interval. */
+  private wake(): void {
+    if (this.stopped || this.lastClaimed === 0) return;
+    if (this.running) {
+      this.wakeAfterPoll = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
+  private async handle(row: ClaimedDelivery): Promise<void> {
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    try {
+      if (this.stopped) return await this.release(row);
+      let outcome: { status: number | null; error: string | null };
+      try {
+        outcome = await this.attempt(row, controller.signal);
+      } catch (error) {
+        if (this.aborting) return await this.release(row);
+        outcome = { status: null, error: describeFailure(error) };
+      }
+      if (outcome.error === null) {
+        await markDelivered(this.o.db.kysely, row.id, outcome.status!, this.o.clock());
+        return;
+      }
+      await this.recordFailure(row, outcome.status, outcome.error);
+    } catch (error) {
+      // the database refused the record: the short claim expires and the delivery is attempted again
+      this.o.log.error({ deliveryId: row.id, err: error }, 'could not record webhook outcome');
+    } finally {
+      this.controllers.delete(controller);
+    }
+  }
+
+  /** One POST: the stored body, signed now; a 2xx is success, anything else a failure with its status. */
+  private async attempt(row: ClaimedDelivery, stop: AbortSignal): Promise<{ status: number | null; error: string | null }> {
+    const timestamp = Math.floor(this.o.clock() / 1000);
+    const response = await fetch(row.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'booking-webhooks/1',
+        ...webhookHeaders(row.secret, row.event_id, timestamp, row.body),
+      },
+      body: row.body,
+      // a redirect is not followed: the signature was meant for this URL
+      redirect: 'manual',
+      signal: AbortSignal.any([stop, AbortSignal.timeout(this.o.timeoutMs)]),
+    });
+    if (response.status >= 200 && response.status < 300) {
+      await response.body?.cancel();
+      return { status: response.status, error: null };
+    }
+    const text = (await answerStart(response)).replace(/\s+/g, ' ').trim();
+    return { status: response.status, error: `HTTP ${response.status}${text ? `: ${text}` : ''}` };
+  }
+
+  private async recordFailure(row: ClaimedDelivery, status: number | null, error: string): Promise<void> {
+    const now = this.o.clock();
+    const attempt = row.attempts + 1;
+    const retryAt = now - row.queued_at >= this.o.giveUpAfterMs ? null : now + retryDelay(attempt, this.o.retryBaseMs, this.o.retryCapMs);
+    const recorded = await markDeliveryFailed(this.o.db.kysely, row.id, row.claimed_until, { status, error, retryAt });
+    // the URL and the error only: never the secret or the body (it holds the customer's details)
+    this.o.log[retryAt === null ? 'error' : 'warn'](
+      { deliveryId: row.id, endpointId: row.endpoint_id, attempt, recorded, error },
+      retryAt === null ? 'webhook delivery given up' : 'webhook delivery failed, will retry',
+    );
+  }
+
+  private async release(row: ClaimedDelivery): Promise<void> {
+    await releaseDelivery(this.o.db.kysely, row.id, row.claimed_until, this.o.clock());
+  }
+
+  schedule(delay: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.runOnce().then(
+        (claimed) => {
+          this.failedPolls = 0;
+          return claimed;
+        },
+        (error: unknown) => {
+          this.failedPolls += 1;
+          this.o.log.error({ err: error }, 'webhook poll failed');
+          return -1;
+        },
+      );
+      void this.running.then((claimed) => {
+        this.running = null;
+        this.lastClaimed = Math.max(0, claimed);
+        const again = this.wakeAfterPoll && claimed > 0;
+        this.wakeAfterPoll = false;
+        const backoff = this.o.pollIntervalMs * Math.min(10, 2 ** Math.max(0, this.failedPolls - 1));
+        this.schedule(again ? 0 : claimed < 0 ? backoff : this.o.pollIntervalMs);
+      });
+    }, delay);
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const abortAll = () => {
+      this.aborting = true;
+      for (const c of this.controllers) c.abort(new Error('the webhook worker stopped'));
+    };
+    const abort = setTimeout(abortAll, graceMs);
+    try {
+      if (this.running) await this.running;
+      await Promise.all([...this.attempts]);
+    } finally {
+      clearTimeout(abort);
+      abortAll();
+    }
+  }
+}
+
+export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
+  const delivery = new WebhookDelivery({
+    ...options,
+    timeoutMs: options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+    concurrency: Math.max(1, options.concurrency ?? 8),
+    retryBaseMs: options.retryBaseMs ?? 10_000,
+    retryCapMs: options.retryCapMs ?? 60 * 60_000,
+    clock: options.clock ?? Date.now,
+    log: options.log ?? silent,
+  });
+  delivery.schedule(0);
+  return {
+    runOnce: () => delivery.runOnce(),
+    stop: ({ graceMs = STOP_GRACE_MS } = {}) => delivery.stop(graceMs),
+  };
+}

@@ -1,0 +1,280 @@
+// Webhook endpoints and their deliveries (docs/webhooks.md). Deliveries are an outbox like the mail's: rows
+// written in the transaction of the change, claimed by a worker in any process with a short claim, and
+// recorded. What differs: a delivery is only claimable while no earlier delivery of the same booking to the
+// same endpoint is still open, so a receiver sees a booking's events in the order they happened.
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Db } from '../connect.js';
+import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../schema.js';
+import type { DeliveryState, WebhookEvent } from '../../core/webhooks.js';
+
+type Q = Kysely<Database>;
+
+/** States in which a delivery still has to reach its endpoint. */
+const OPEN_STATES: readonly DeliveryState[] = ['queued', 'retrying', 'sending'];
+
+export interface WebhookEndpoint {
+  id: number;
+  url: string;
+  events: WebhookEvent[];
+  enabled: boolean;
+  createdAt: number;
+}
+
+const endpointOf = (r: Omit<Selectable<WebhookEndpointsTable>, 'secret' | 'secret_shown'>): WebhookEndpoint => ({
+  id: r.id,
+  url: r.url,
+  events: JSON.parse(r.events) as WebhookEvent[],
+  enabled: r.enabled === 1,
+  createdAt: Number(r.created_at),
+});
+
+const ENDPOINT_COLUMNS = ['id', 'url', 'events', 'enabled', 'created_at'] as const;
+
+export async function insertEndpoint(
+  trx: Q,
+  e: { url: string; events: readonly WebhookEvent[]; secret: string; secretShown: boolean; createdAt: number },
+): Promise<number> {
+  const row = await trx
+    .insertInto('webhook_endpoints')
+    .values({
+      url: e.url,
+      events: JSON.stringify(e.events),
+      secret: e.secret,
+      secret_shown: e.secretShown ? 1 : 0,
+      enabled: 1,
+      created_at: e.createdAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function listEndpoints(db: Q): Promise<WebhookEndpoint[]> {
+  return (await db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).orderBy('id').execute()).map(endpointOf);
+}
+
+export async function findEndpoint(db: Q, id: number): Promise<WebhookEndpoint | null> {
+  const row = await db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('id', '=', id).executeTakeFirst();
+  return row ? endpointOf(row) : null;
+}
+
+/** Deletes the endpoint and (cascade) its deliveries; false when there was none. */
+export async function deleteEndpoint(db: Q, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('webhook_endpoints').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
+export async function setEndpointEnabled(db: Q, id: number, enabled: boolean): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_endpoints')
+    .set({ enabled: enabled ? 1 : 0 })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The secret, the first time it is asked for; null ever after (one statement, so two pages cannot both get it). */
+export async function takeSecretToShow(db: Q, id: number): Promise<string | null> {
+  const row = await db
+    .updateTable('webhook_endpoints')
+    .set({ secret_shown: 1 })
+    .where('id', '=', id)
+    .where('secret_shown', '=', 0)
+    .returning('secret')
+    .executeTakeFirst();
+  return row?.secret ?? null;
+}
+
+/** The enabled endpoints subscribed to `event` now, in the caller's transaction. */
+export async function subscribedEndpointIds(trx: Q, event: WebhookEvent): Promise<number[]> {
+  const rows = await trx.selectFrom('webhook_endpoints').select(['id', 'events']).where('enabled', '=', 1).orderBy('id').execute();
+  return rows.filter((r) => (JSON.parse(r.events) as string[]).includes(event)).map((r) => r.id);
+}
+
+/** One queued delivery per endpoint, in the caller's transaction (the outbox). */
+export async function enqueueDeliveries(
+  trx: Q,
+  event: { id: string; type: WebhookEvent; bookingId: number | null; body: string },
+  endpointIds: readonly number[],
+  now: number,
+): Promise<void> {
+  if (endpointIds.length === 0) return;
+  await trx
+    .insertInto('webhook_deliveries')
+    .values(
+      endpointIds.map((endpointId) => ({
+        endpoint_id: endpointId,
+        event_id: event.id,
+        event_type: event.type,
+        booking_id: event.bookingId,
+        body: event.body,
+        state: 'queued' as const,
+        attempts: 0,
+        next_attempt_at: now,
+        created_at: now,
+        queued_at: now,
+      })),
+    )
+    .execute();
+}
+
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+const numeric = (r: DeliveryRow): DeliveryRow => ({
+  ...r,
+  next_attempt_at: Number(r.next_attempt_at),
+  claimed_until: r.claimed_until === null ? null : Number(r.claimed_until),
+  created_at: Number(r.created_at),
+  queued_at: Number(r.queued_at),
+  delivered_at: r.delivered_at === null ? null : Number(r.delivered_at),
+});
+
+/** A claimed delivery with what the worker needs to send it. */
+export type ClaimedDelivery = DeliveryRow & { claimed_until: number; url: string; secret: string };
+
+/**
+ * Claims due deliveries until `claimedUntil`: open, due, of an enabled endpoint, and first in line (no earlier
+ * open delivery of the same booking to the same endpoint), at most `room(endpointId)` per endpoint and
+ * `total` in all, so that one slow endpoint cannot take every lane of a worker. PostgreSQL: FOR UPDATE SKIP
+ * LOCKED, so concurrent workers take different rows without waiting; an earlier delivery another worker is
+ * claiming right now still counts as open (the subquery reads committed rows), so its successor is not taken.
+ * SQLite: the write transaction (BEGIN IMMEDIATE) admits one claimer at a time.
+ */
+export async function claimDueDeliveries(
+  db: Db,
+  now: number,
+  claimedUntil: number,
+  slots: { total: number; room: (endpointId: number) => number },
+): Promise<ClaimedDelivery[]> {
+  return db.write(async (trx) => {
+    const endpoints = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'url', 'secret'])
+      .where('enabled', '=', 1)
+      .orderBy('id')
+      .execute();
+    const claimed: ClaimedDelivery[] = [];
+    // one endpoint after another (an installation has a handful): each gets at most its room
+    for (const endpoint of endpoints) {
+      const limit = Math.min(slots.room(endpoint.id), slots.total - claimed.length);
+      if (limit <= 0) continue;
+      let due = trx
+        .selectFrom('webhook_deliveries as d')
+        .select('d.id')
+        .where('d.endpoint_id', '=', endpoint.id)
+        .where('d.state', 'in', OPEN_STATES)
+        .where('d.next_attempt_at', '<=', now)
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('webhook_deliveries as p')
+                .select(sql`1`.as('one'))
+                .whereRef('p.booking_id', '=', 'd.booking_id')
+                .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
+                .whereRef('p.id', '<', 'd.id')
+                .where('p.state', 'in', OPEN_STATES),
+            ),
+          ),
+        )
+        .orderBy('d.next_attempt_at')
+        .orderBy('d.id')
+        .limit(limit);
+      if (db.dialect === 'postgres') due = due.forUpdate().skipLocked();
+      const rows = await trx
+        .updateTable('webhook_deliveries')
+        .set({ state: 'sending', claimed_until: claimedUntil, next_attempt_at: claimedUntil })
+        .where('id', 'in', due)
+        .returningAll()
+        .execute();
+      for (const r of rows) claimed.push({ ...numeric(r), claimed_until: claimedUntil, url: endpoint.url, secret: endpoint.secret });
+    }
+    return claimed.sort((a, b) => a.id - b.id);
+  });
+}
+
+/**
+ * Records a 2xx. Not guarded by the claim: the receiver did get it, whoever holds the row now. Returns false
+ * when it was already recorded (or the row is gone with its endpoint).
+ */
+export async function markDelivered(db: Q, id: number, status: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ state: 'delivered', delivered_at: now, claimed_until: null, last_status: status, last_error: null, attempts: sql`attempts + 1` })
+    .where('id', '=', id)
+    .where('state', '<>', 'delivered')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** A failed attempt, guarded by the claim: retried at retryAt, or 'failed' when retryAt is null. */
+export async function markDeliveryFailed(
+  db: Q,
+  id: number,
+  claimedUntil: number,
+  failure: { status: number | null; error: string; retryAt: number | null },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      state: failure.retryAt === null ? 'failed' : 'retrying',
+      next_attempt_at: failure.retryAt ?? claimedUntil,
+      claimed_until: null,
+      last_status: failure.status,
+      last_error: failure.error.slice(0, 2000),
+      attempts: sql`attempts + 1`,
+    })
+    .where('id', '=', id)
+    .where('state', '=', 'sending')
+    .where('claimed_until', '=', claimedUntil)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Gives back a claimed delivery whose attempt was aborted by a stopping worker: due at once, not counted. */
+export async function releaseDelivery(db: Q, id: number, claimedUntil: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ state: sql`case when attempts = 0 then 'queued' else 'retrying' end`, next_attempt_at: now, claimed_until: null })
+    .where('id', '=', id)
+    .where('state', '=', 'sending')
+    .where('claimed_until', '=', claimedUntil)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** An endpoint's most recent deliveries, newest first. */
+export async function listDeliveries(db: Q, endpointId: number, limit = 50): Promise<DeliveryRow[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('endpoint_id', '=', endpointId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map(numeric);
+}
+
+export async function findDelivery(db: Q, id: number): Promise<DeliveryRow | null> {
+  const row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? numeric(row) : null;
+}
+
+/**
+ * Makes a delivery due now, with the same event id and body, and a fresh retry period: after a success too
+ * (the operator asks for it again), but not while a worker holds it (its claim has not expired).
+ */
+export async function resendDelivery(db: Q, id: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ state: 'queued', next_attempt_at: now, claimed_until: null, queued_at: now })
+    .where('id', '=', id)
+    .where((eb) =>
+      eb.or([
+        eb('state', 'in', ['queued', 'retrying', 'failed', 'delivered']),
+        eb.and([eb('state', '=', 'sending'), eb('claimed_until', '<=', now)]),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

@@ -1,0 +1,159 @@
+// The Webhooks page in a real browser (Debian chromium through playwright-core) against a real server (its
+// webhook worker running) and a real receiver on loopback: add an endpoint (a bad URL first), the secret shown
+// once, a booking through /api delivered and shown, a failing delivery with its error, Resend, and removing
+// the endpoint after a confirmation page.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { loadConfig } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { connect } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrate.js';
+import { generateToken, setApiEnabled, setup } from '../../src/app/installation.js';
+import { importSchedules } from '../../src/app/schedules.js';
+import { freshSqlite, type TestDatabase } from '../support/databases.js';
+import { ALL_WEEK, localDateFromToday } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { until } from '../integration/mail-support.js';
+
+const localDate = (days: number) => localDateFromToday(days);
+
+describe('admin webhooks in chromium', { skip: BROWSER_SKIP }, () => {
+  let server: RunningServer;
+  let database: TestDatabase;
+  let receiver: WebhookReceiver;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let page: Page;
+  let token: string;
+  let scheduleId: number;
+  let reasonId: number;
+
+  before(async () => {
+    database = freshSqlite();
+    const db = connect(database.url);
+    await migrate(db);
+    await setup(db, { timezone: 'Europe/Berlin', adminEmail: 'owner@example.com', adminPassword: 'a long secret phrase' }, Date.now());
+    const [schedule] = (
+      await importSchedules(
+        db,
+        {
+          schedules: [
+            {
+              name: 'Desk',
+              capacity: 100,
+              weekly_hours: ALL_WEEK([['08:00', '18:00']]),
+              reasons: [{ name: 'Talk', duration_minutes: 30 }],
+            },
+          ],
+        },
+        Date.now(),
+      )
+    ).schedules;
+    scheduleId = schedule!.id;
+    reasonId = schedule!.reasons[0]!.id;
+    await setApiEnabled(db, true);
+    token = await generateToken(db);
+    await db.close();
+    receiver = await WebhookReceiver.start();
+    server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.setDefaultTimeout(10_000);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await receiver?.down();
+    await database?.drop();
+  });
+
+  const book = async (slot: string) => {
+    const res = await fetch(`${server.url}/api/bookings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ schedule: scheduleId, reason: reasonId, slot, submission: { email: 'grace@example.com' } }),
+    });
+    assert.equal(res.status, 201, await res.text());
+  };
+  /** reloads the endpoint page until the newest delivery's row matches */
+  const newestDelivery = async (expected: RegExp) => {
+    let text = '';
+    await until(`the newest delivery shows ${expected} (last seen: ${text})`, async () => {
+      await page.reload();
+      text = (await page.locator('#deliveries tbody tr').first().textContent()) ?? '';
+      return expected.test(text);
+    });
+    return text;
+  };
+
+  test('add (secret once), deliveries, a failure, resend, remove with confirmation', async () => {
+    const base = server.url;
+    await page.goto(`${base}/admin`);
+    await page.getByLabel('E-mail').fill('owner@example.com');
+    await page.getByLabel('Password').fill('a long secret phrase');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/admin\/bookings/);
+
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.waitForURL(/\/admin\/webhooks$/);
+    assert.equal(await page.locator('#no-endpoints').count(), 1);
+
+    // a refused URL: the error beside the field, what was typed kept, nothing stored
+    await page.getByLabel('Endpoint URL').fill('ftp://example.com/hook');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    assert.match((await page.locator('#url-error').textContent()) ?? '', /https:\/\/ or http:\/\//);
+    assert.equal(await page.getByLabel('Endpoint URL').inputValue(), 'ftp://example.com/hook');
+    assert.equal(await page.locator('#no-endpoints').count(), 1);
+
+    // added: redirected to the page that shows the secret, once
+    await page.getByLabel('Endpoint URL').fill(receiver.url('/hook'));
+    await page.getByLabel('booking.cancelled').uncheck();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.waitForURL(/\/admin\/webhooks\/\d+\/secret$/);
+    const secret = (await page.locator('#webhook-secret').textContent())!.trim();
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    assert.match((await page.locator('[role=alert]').textContent()) ?? '', /shown only this once/);
+    receiver.secrets.set('/hook', secret);
+    await page.reload();
+    assert.equal(await page.locator('#secret-gone').count(), 1);
+    assert.doesNotMatch(await page.content(), /whsec_/, 'a reload does not show the secret again');
+
+    await page.getByRole('link', { name: 'Go to the endpoint' }).click();
+    assert.match((await page.locator('main').textContent()) ?? '', /booking\.created, booking\.rescheduled/);
+    assert.equal(await page.locator('#no-deliveries').count(), 1);
+
+    // a booking through the API: delivered, verified by the receiver, shown as delivered
+    await book(`${localDate(2)} 09:00:00`);
+    await until('the receiver got the event', () => receiver.received.length >= 1);
+    assert.equal(receiver.received[0]!.error, null);
+    assert.match(await newestDelivery(/delivered/), /booking\.created.*delivered\s*1\s*204/s);
+
+    // a receiver that fails: the delivery waits for its retry with the status and the error shown
+    receiver.mode = { answer: 500 };
+    await book(`${localDate(2)} 10:00:00`);
+    assert.match(await newestDelivery(/retrying/), /retrying\s*1\s*500\s*HTTP 500: ok/);
+    const failedEventId = (await page.locator('#deliveries tbody tr').first().locator('code').textContent())!;
+
+    // Resend: due at once (not after the backoff), the same event id
+    receiver.mode = { answer: 204 };
+    await page.locator('#deliveries tbody tr').first().getByRole('button', { name: 'Resend' }).click();
+    await page.waitForURL(/saved=resent/);
+    assert.match(await newestDelivery(/delivered/), /delivered\s*2\s*204/);
+    const ids = receiver.received.map((r) => r.event?.id);
+    assert.deepEqual(
+      ids.filter((id) => id === failedEventId),
+      [failedEventId, failedEventId],
+    );
+
+    // removing asks first; keeping it changes nothing
+    await page.getByRole('link', { name: 'Remove…' }).click();
+    assert.match((await page.locator('main').textContent()) ?? '', /cannot be undone/);
+    await page.getByRole('link', { name: 'Keep it' }).click();
+    assert.match((await page.locator('#endpoint-state').textContent()) ?? '', /enabled/);
+    await page.getByRole('link', { name: 'Remove…' }).click();
+    await page.getByRole('button', { name: 'Remove endpoint' }).click();
+    await page.waitForURL(/\/admin\/webhooks\?saved=removed$/);
+    assert.equal(await page.locator('#no-endpoints').count(), 1);
+  });
+});
