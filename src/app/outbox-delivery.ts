@@ -33,6 +33,7 @@ import {
   claimDueMessages,
   markAttemptFailed,
   markSent,
+  markSkipped,
   releaseClaim,
   type ClaimedMessage,
   type OutboxRow,
@@ -42,6 +43,7 @@ import { describeSendError, outboxMessageId, smtpTransport, type SmtpTransport }
 import { SnapshotCache } from './snapshot.js';
 import { loadMessageSource } from './outbox.js';
 import { parseSmtpUrl } from '../core/settings.js';
+import { staleMessageReason } from '../core/messages.js';
 
 export interface OutboxLog {
   info(obj: object, msg: string): void;
@@ -269,7 +271,7 @@ class OutboxDelivery {
 
   private async deliver(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<void> {
     try {
-      await this.send(row, sender, signal);
+      if ((await this.send(row, sender, signal)) === 'skipped') return;
     } catch (error) {
       // stopped, not failed: the server never acknowledged the message, so it goes back unsent
       if (this.sends.aborting) return this.release(row);
@@ -287,10 +289,17 @@ class OutboxDelivery {
     }
   }
 
-  /** Renders the message from its booking as it is now and hands it to the SMTP server. */
-  private async send(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<void> {
+  /** Renders the message from its booking as it is now and hands it to the SMTP server, unless its moment has passed. */
+  private async send(row: ClaimedMessage, sender: Sender, signal: AbortSignal): Promise<'sent' | 'skipped'> {
     const source = await loadMessageSource(this.options.db, row);
     if (!source) throw new Error('the booking of this message no longer exists');
+    const { booking } = source;
+    const stale = staleMessageReason(row.kind, { cancelled: booking.cancelledAt !== null, ...booking }, this.options.clock());
+    if (stale !== null) {
+      await markSkipped(this.options.db.kysely, row.id, row.claimed_until, stale);
+      this.options.log.info({ outboxId: row.id, reason: stale }, 'mail skipped');
+      return 'skipped';
+    }
     const from = this.options.from || sender.savedFrom || source.installation.notifyEmail;
     if (!from)
       throw new Error(
@@ -298,6 +307,7 @@ class OutboxDelivery {
       );
     const messageId = outboxMessageId(row.id, source.booking.detailsId, from);
     await sender.transport.send({ from, to: row.recipient, message: renderMessage(source), messageId }, signal);
+    return 'sent';
   }
 
   /** A failed attempt: retried after a backoff, or given up once giveUpAfterMs has passed since queueing. */

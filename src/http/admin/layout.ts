@@ -42,6 +42,30 @@ ${body}</main></body></html>`}`;
 
 export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}">`;
 
+/** The one-time token of a form that creates something (app/form-tokens.ts); kept when the form comes back with errors. */
+export const onceField = (token: string) => html`<input type="hidden" name="_once" value="${token}">`;
+
+/**
+ * The page that asks before a destructive action: what will happen, and a "Confirm …" button posting to
+ * `action`; "Back" leads to `back` without changing anything.
+ */
+export function confirmPage(
+  ctx: PageContext,
+  title: string,
+  consequences: Markup,
+  action: string,
+  confirmLabel: string,
+  back: string,
+): string {
+  return page(
+    ctx,
+    title,
+    html`<section class="confirm">${consequences}
+<form method="post" action="${action}" class="row">${csrfField(ctx)}<button class="delete">${confirmLabel}</button>
+<a class="button secondary" href="${back}">Back, change nothing</a></form></section>`,
+  );
+}
+
 export const fieldError = (errors: Errors, name: string) =>
   errors[name] ? html`<p class="error" id="${name}-error">${errors[name]}</p>` : '';
 
@@ -135,14 +159,40 @@ td input:not([type=checkbox]):not(.narrow),td textarea{width:100%;min-width:7rem
 @media (max-width:40rem){.who{margin-left:0}th,td{padding:.35rem .3rem}.week{grid-template-columns:1fr}}
 `;
 
-// The one script: a copy button for the token. Everything works without it.
+// The one script, progressive enhancement only (everything works without it): a copy button for the
+// token, which selects the token and says so where the clipboard API is missing or refused (plain HTTP on a
+// network address); and on the booking-by-hand page, times listed for another reason or day are set aside
+// once the reason or day changes.
 export const ADMIN_JS = `
+function selectText(target) {
+  const range = document.createRange();
+  range.selectNodeContents(target);
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+}
 document.addEventListener('click', (event) => {
   const button = event.target.closest('[data-copy]');
   if (!button) return;
   const target = document.getElementById(button.getAttribute('data-copy'));
-  if (!target || !navigator.clipboard) return;
-  navigator.clipboard.writeText(target.textContent.trim()).then(() => { button.textContent = 'Copied'; });
+  if (!target) return;
+  const status = document.getElementById('copy-status');
+  const say = (text) => { if (status) status.textContent = text; };
+  const fallback = () => {
+    selectText(target);
+    say('Copying is not available here (the browser allows it only over HTTPS or on localhost). The token is selected: press Ctrl+C (⌘C on a Mac) to copy it.');
+  };
+  if (!navigator.clipboard || !navigator.clipboard.writeText) return fallback();
+  navigator.clipboard.writeText(target.textContent.trim()).then(() => { button.textContent = 'Copied'; say('The token is in the clipboard.'); }, fallback);
 });
 document.querySelectorAll('[data-copy]').forEach((b) => { b.hidden = false; });
+const bookForm = document.getElementById('book-form');
+if (bookForm) {
+  const setAside = () => {
+    bookForm.querySelectorAll('input[name=time]').forEach((r) => { r.checked = false; r.disabled = true; });
+    const note = bookForm.querySelector('.stale-note');
+    if (note) note.hidden = false;
+  };
+  bookForm.querySelectorAll('select[name=reason], input[name=day]').forEach((c) => c.addEventListener('change', setAside));
+}
 `;

@@ -4,10 +4,11 @@
 // next request in every process.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput } from '../../core/errors.js';
-import { generateToken, saveGeneralSettings, setApiEnabled, setOperatorSetting } from '../../app/installation.js';
+import { generateTokenToShow, saveGeneralSettings, setApiEnabled, setOperatorSetting, takeUnshownToken } from '../../app/installation.js';
+import { sessionKey } from '../../app/admin-auth.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
-import { csrfField, input, page, select, type Errors } from './layout.js';
+import { confirmPage, csrfField, input, page, select, type Errors } from './layout.js';
 import { body, query, sendPage, state, type AdminDeps } from './context.js';
 import type { InstallationSettings } from '../../core/settings.js';
 
@@ -27,12 +28,7 @@ export function apiBaseUrl(request: FastifyRequest): string {
 export async function settingsRoutes(app: FastifyInstance, { db }: AdminDeps): Promise<void> {
   const zones = Intl.supportedValuesOf('timeZone');
 
-  function settingsPage(
-    request: FastifyRequest,
-    values: Record<string, string>,
-    errors: Errors,
-    extra: { token?: string; flash?: string } = {},
-  ): string {
+  function settingsPage(request: FastifyRequest, values: Record<string, string>, errors: Errors, extra: { flash?: string } = {}): string {
     const { page: ctx, snapshot } = state(request);
     const s: InstallationSettings = snapshot.settings;
     const base = apiBaseUrl(request);
@@ -58,17 +54,9 @@ ${s.apiEnabled ? '' : ' While it is off, every call under /api answers 503 "API 
 </form>
 
 <h3>Access token</h3>
-${
-  extra.token
-    ? html`<div class="alert" role="alert"><p><strong>Your new token. Copy it now: it is shown only this once and cannot be read back.</strong>
-The previous token stopped working immediately.</p>
-<code class="token" id="new-token">${extra.token}</code>
-<p><button type="button" class="secondary" data-copy="new-token" hidden>Copy token</button></p></div>`
-    : html`<p>${s.tokenHash ? 'A token exists. It is stored only as a hash and cannot be shown again.' : 'No token has been generated yet.'}</p>`
-}
-<form method="post" action="/admin/settings/token">${csrfField(ctx)}
-<p class="muted">Generating a new token makes the current one stop working immediately, everywhere.</p>
-<button class="secondary">Generate a new token</button></form>
+<p>${s.tokenHash ? 'A token exists. It is stored only as a hash and cannot be shown again.' : 'No token has been generated yet.'}</p>
+<p class="muted">Generating a new token makes the current one stop working immediately, everywhere: you are asked first.</p>
+<p><a class="button secondary" href="/admin/settings/token">Generate a new token</a></p>
 
 <h3>Rate limit</h3>
 <form method="post" action="/admin/settings/rate-limit" class="row">${csrfField(ctx)}
@@ -106,10 +94,52 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
     return reply.redirect(`/admin/settings?saved=${enabled ? 'api_on' : 'api_off'}#interface`, 303);
   });
 
+  // Asks first: a new token stops the current one, and with it whatever uses the API with it.
+  app.get('/settings/token', async (request, reply) => {
+    const { page: ctx, snapshot } = state(request);
+    return sendPage(
+      reply,
+      confirmPage(
+        ctx,
+        'Generate a new API token?',
+        snapshot.settings.tokenHash
+          ? html`<p>The current token stops working <strong>at once, everywhere</strong>:</p>
+<ul><li>your website's booking integration (and any other client of the API) stops working until it is updated with the new token: its calls get 401;</li>
+<li>the new token is shown once, on the next page: copy it into the website's configuration straight away.</li></ul>`
+          : html`<p>The token is shown once, on the next page: copy it into the website's configuration straight away.</p>`,
+        '/admin/settings/token',
+        'Confirm: generate a new token',
+        '/admin/settings#interface',
+      ),
+    );
+  });
+
+  // POST/redirect/GET: the token is held on the session row until the page below shows it, once.
   app.post('/settings/token', async (request, reply) => {
-    const token = await generateToken(db);
-    // rendered straight into this response (never redirected, stored or logged), so it is seen once
-    return sendPage(reply, settingsPage(request, {}, {}, { token }));
+    const session = state(request).session!;
+    await generateTokenToShow(db, sessionKey(session));
+    return reply.redirect('/admin/settings/token/new', 303);
+  });
+
+  app.get('/settings/token/new', async (request, reply) => {
+    const { page: ctx, session } = state(request);
+    const token = await takeUnshownToken(db, sessionKey(session!));
+    return sendPage(
+      reply,
+      page(
+        ctx,
+        'New API token',
+        token
+          ? html`<div class="alert" role="alert"><p><strong>Your new token. Copy it now: it is shown only this once and cannot be read back.</strong>
+The previous token stopped working immediately: update your website's integration with this one.</p>
+<code class="token" id="new-token">${token}</code>
+<p><button type="button" class="secondary" data-copy="new-token" hidden>Copy token</button> <span id="copy-status" role="status"></span></p></div>
+<p><a href="/admin/settings#interface">Back to the configuration</a></p>`
+          : html`<p class="alert" role="status" id="token-already-shown">This token was already shown: for safety it is shown only once and cannot be read back. No new token was generated.</p>
+<p>If you did not copy it, generate another one (the current one then stops working): <a href="/admin/settings/token">Generate a new token</a>.</p>
+<p><a href="/admin/settings#interface">Back to the configuration</a></p>`,
+      ),
+    );
   });
 
   app.post('/settings/rate-limit', async (request, reply) => {
