@@ -14,6 +14,8 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{16,64}$/;
 
 export const newFormToken = () => randomBytes(18).toString('base64url');
 
+export const isFormToken = (token: string) => TOKEN_SHAPE.test(token);
+
 /** The form was submitted before (or carries no token, so a resubmission could not be recognised). */
 export class AlreadySubmitted extends Error {
   constructor(

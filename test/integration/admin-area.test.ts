@@ -33,8 +33,11 @@ class Browser {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async get(url: string) {
-    return this.remember(await this.inst.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader } }));
+  /** follows the redirect that gives a page with a creating form its one-time token (form=) */
+  async get(url: string): Promise<LightMyRequestResponse> {
+    const res = this.remember(await this.inst.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader } }));
+    const location = String(res.headers.location ?? '');
+    return res.statusCode === 303 && /[?&]form=/.test(location) ? this.get(location) : res;
   }
 
   async post(url: string, form: Record<string, string>, { csrfFrom }: { csrfFrom?: string | null } = {}) {

@@ -15,8 +15,8 @@ import { mailWarning, type FixedMailSettings } from './mail.js';
 import { openingIntervals } from '../../core/availability/free-slots.js';
 import { html, type Markup } from './html.js';
 import { checkbox, confirmPage, csrfField, fieldError, input, onceField, page, select, textarea, type Errors } from './layout.js';
-import { checkFormToken, claimFormToken, newFormToken } from '../../app/form-tokens.js';
-import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
+import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 
 const SOURCE_LABEL: Record<string, string> = { api: 'API', admin: 'admin area (by hand)' };
 
@@ -315,8 +315,10 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
   app.get('/schedules/:id/book', async (request, reply) => {
     const id = idParam((request.params as { id?: string }).id);
     if (id === null) throw new NotFound('Schedule not found');
+    const once = formTokenOfPage(request, reply);
+    if (once === null) return reply;
     const q = query(request);
-    return sendPage(reply, await bookPage(deps, request, id, { reason: q.reason ?? '', day: q.day ?? '' }, {}, newFormToken()));
+    return sendPage(reply, await bookPage(deps, request, id, { reason: q.reason ?? '', day: q.day ?? '' }, {}, once));
   });
 
   app.post('/schedules/:id/book', async (request, reply) => {

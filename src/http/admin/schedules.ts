@@ -21,7 +21,7 @@ import { FORM_TYPES, INPUT_TYPES } from '../../core/forms/form-fields.js';
 import { WEEKDAYS } from '../../core/time/calendar.js';
 import { html, type Markup } from './html.js';
 import { confirmPage, csrfField, fieldError, input, onceField, page, textarea, type Errors, type PageContext } from './layout.js';
-import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 import { checkFormToken, claimFormToken, newFormToken } from '../../app/form-tokens.js';
 import { text, type FormInput } from './form-input.js';
 import {
@@ -170,8 +170,8 @@ interface EditPageParts {
   formRows?: FormRowInput[];
   formErrors?: Errors;
   flash?: string | undefined;
-  /** the add-reason form's one-time token, kept when it comes back with errors */
-  reasonOnce?: string;
+  /** the add-reason form's one-time token (of the page's address, or kept when it comes back with errors) */
+  reasonOnce: string;
 }
 
 function editPage(request: FastifyRequest, schedule: StoredSchedule, parts: EditPageParts): string {
@@ -199,7 +199,7 @@ ${
 ${inService.length === 0 ? html`<p class="alert">No reasons in service: customers can only book a schedule that has at least one.</p>` : ''}
 ${inService.map((r) => reasonRow(ctx, schedule.id, r, re?.id === r.id ? re.values : null, re?.id === r.id ? re.errors : {}))}
 ${retired.length ? html`<h3>Retired reasons</h3>${retired.map((r) => retiredReasonRow(ctx, (t) => localTime(snapshot, t), schedule.id, r))}` : ''}
-<section><h3>Add a reason</h3><form method="post" action="/admin/schedules/${schedule.id}/reasons" class="row">${csrfField(ctx)}${onceField(parts.reasonOnce ?? newFormToken())}
+<section><h3>Add a reason</h3><form method="post" action="/admin/schedules/${schedule.id}/reasons" class="row">${csrfField(ctx)}${onceField(parts.reasonOnce)}
 ${input('Name', NEW_REASON + 'name', newValues.name, newErrors, { required: true })}
 ${input('Duration (minutes)', NEW_REASON + 'duration_minutes', newValues.duration_minutes, newErrors, { type: 'number', min: 1, required: true })}
 ${input('Description', NEW_REASON + 'description', newValues.description, newErrors)}
@@ -258,7 +258,11 @@ ${schedules.map(
     );
   };
 
-  app.get('/schedules/new', async (request, reply) => sendPage(reply, newSchedulePage(request, scheduleValues(null), {}, newFormToken())));
+  app.get('/schedules/new', async (request, reply) => {
+    const once = formTokenOfPage(request, reply);
+    if (once === null) return reply;
+    return sendPage(reply, newSchedulePage(request, scheduleValues(null), {}, once));
+  });
 
   app.post('/schedules', async (request, reply) => {
     const input = body(request);
@@ -283,8 +287,10 @@ ${schedules.map(
 function scheduleEditRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/schedules/:id', async (request, reply) => {
     const schedule = await scheduleOr404(db, request);
+    const once = formTokenOfPage(request, reply);
+    if (once === null) return reply;
     const saved = query(request).saved;
-    return sendPage(reply, editPage(request, schedule, { flash: saved ? FLASHES[saved] : undefined }));
+    return sendPage(reply, editPage(request, schedule, { flash: saved ? FLASHES[saved] : undefined, reasonOnce: once }));
   });
 
   app.post('/schedules/:id', async (request, reply) => {
@@ -294,7 +300,11 @@ function scheduleEditRoutes(app: FastifyInstance, { db, clock }: AdminDeps): voi
       await updateSchedule(db, schedule.id, scheduleFromForm(input));
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=saved`, 303);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { values: valuesFromInput(input), errors: errorsOf(error, 'name') }), 400);
+      return sendPage(
+        reply,
+        editPage(request, schedule, { values: valuesFromInput(input), errors: errorsOf(error, 'name'), reasonOnce: newFormToken() }),
+        400,
+      );
     }
   });
 
@@ -363,7 +373,14 @@ function reasonRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
       await editReason(db, schedule.id, reasonId, reasonFromForm(values));
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason#reasons`, 303);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: reasonId, values, errors: errorsOf(error, 'name') } }), 400);
+      return sendPage(
+        reply,
+        editPage(request, schedule, {
+          reasonErrors: { id: reasonId, values, errors: errorsOf(error, 'name') },
+          reasonOnce: newFormToken(),
+        }),
+        400,
+      );
     }
   });
 
@@ -414,7 +431,7 @@ function bookingFormRoutes(app: FastifyInstance, { db }: AdminDeps): void {
       const formErrors = errorsOf(error, 'f0_name');
       // the blank row is added again by the editor
       const shown = rows.filter((r, i) => i < rows.length - 1 || r.name !== '');
-      return sendPage(reply, editPage(request, schedule, { formRows: shown, formErrors }), 400);
+      return sendPage(reply, editPage(request, schedule, { formRows: shown, formErrors, reasonOnce: newFormToken() }), 400);
     }
   });
 }
