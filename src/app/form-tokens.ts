@@ -4,8 +4,6 @@
 // told "this form was already submitted", with a link to what the first one created. The record is in the
 // database, so this holds across processes and instances; tokens are kept a day.
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
 import type { Db } from '../db/connect.js';
 import { findUsedFormToken, recordFormToken } from '../db/repos/form-token.repository.js';
 
@@ -41,7 +39,7 @@ export async function checkFormToken(db: Db, token: string): Promise<void> {
  * of the same form got there first.
  */
 export function claimFormToken<T>(token: string, now: number, outcome: (created: T) => string) {
-  return async (trx: Kysely<Database>, created: T): Promise<void> => {
+  return async (trx: Db['kysely'], created: T): Promise<void> => {
     if (!TOKEN_SHAPE.test(token)) throw new AlreadySubmitted('', true);
     const path = outcome(created);
     if (!(await recordFormToken(trx, token, now, path, now - KEPT_MS)))
@@ -50,4 +48,4 @@ export function claimFormToken<T>(token: string, now: number, outcome: (created:
 }
 
 /** Runs in the creating transaction after the creation, with what was created. */
-export type OnCreated<T> = (trx: Kysely<Database>, created: T) => Promise<void>;
+export type OnCreated<T> = (trx: Db['kysely'], created: T) => Promise<void>;

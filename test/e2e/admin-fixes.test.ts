@@ -55,7 +55,7 @@ async function signIn(page: Page, base: string): Promise<void> {
 
 const mainText = async (page: Page) => (await page.locator('main').textContent()) ?? '';
 
-describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) =>
+describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
   describe('fixes', { skip: BROWSER_SKIP }, () => {
     let server: RunningServer;
     let database: TestDatabase;
@@ -271,5 +271,5 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) =>
       assert.ok(states.every((m) => m.state === 'skipped' && m.skip_reason === 'discarded by the operator'));
       assert.match(await mainText(page), /Skipped: discarded by the operator/);
     });
-  }),
-);
+  });
+});

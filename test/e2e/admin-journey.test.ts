@@ -18,7 +18,7 @@ function localDate(days: number): string {
   );
 }
 
-describeEachDatabase('admin journey in chromium', (dialect) =>
+describeEachDatabase('admin journey in chromium', (dialect) => {
   describe('journey', { skip: BROWSER_SKIP }, () => {
     let server: RunningServer;
     let database: TestDatabase;
@@ -93,7 +93,7 @@ describeEachDatabase('admin journey in chromium', (dialect) =>
       await page.waitForURL(/saved=api_on/);
       assert.equal(await page.locator('#api-state').textContent(), 'on');
       await page.getByRole('link', { name: 'Generate a new token' }).click();
-      assert.match((await page.locator('main').textContent()) ?? '', /stops working until it is updated/);
+      assert.match((await page.locator('main').textContent()) ?? '', /The token is shown once/);
       await page.getByRole('button', { name: 'Confirm: generate a new token' }).click();
       await page.waitForURL(/\/admin\/settings\/token\/new$/);
       const token = (await page.locator('#new-token').textContent())!.trim();
@@ -147,5 +147,5 @@ describeEachDatabase('admin journey in chromium', (dialect) =>
       const again = await api(`/slots?schedule=${scheduleId}&reason=${reasonId}&day=${day}`, token);
       assert.ok(again.body.data.includes(slot), 'the cancelled time is free again');
     });
-  }),
-);
+  });
+});
