@@ -14,7 +14,19 @@ import type { Snapshot } from '../../app/snapshot.js';
 import { mailWarning, type FixedMailSettings } from './mail.js';
 import { openingIntervals } from '../../core/availability/free-slots.js';
 import { html, type Markup } from './html.js';
-import { checkbox, confirmPage, csrfField, fieldError, input, onceField, page, select, textarea, type Errors } from './layout.js';
+import {
+  checkbox,
+  confirmPage,
+  csrfField,
+  fieldError,
+  humanReason,
+  input,
+  onceField,
+  page,
+  select,
+  textarea,
+  type Errors,
+} from './layout.js';
 import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
 import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 
@@ -293,6 +305,15 @@ ${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label><inpu
 ${answerInputs(publicFields(schedule.form), values, errors)}
 <button name="book" value="1">Book</button></div></form>`
 }`,
+    {
+      errors,
+      labels: {
+        reason: 'Reason',
+        day: 'Day',
+        time: 'Time',
+        ...Object.fromEntries(publicFields(schedule.form).map((f) => [`answer.${f.name}`, f.label])),
+      },
+    },
   );
 }
 
@@ -354,7 +375,7 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
       );
       return reply.redirect(`/admin/bookings/${created.detailsId}?saved=booked`, 303);
     } catch (error) {
-      if (error instanceof InvalidInput) return again({ [`answer.${error.path}`]: error.message }, 400);
+      if (error instanceof InvalidInput) return again({ [`answer.${error.path}`]: humanReason(error.reason) }, 400);
       if (error instanceof NotFound) {
         // what is saved is what the page shows: a time that is not free for the shown reason and day is refused
         return again(

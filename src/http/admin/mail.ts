@@ -116,7 +116,7 @@ ${
 ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(snapshot, m.createdAt)}</a></td><td>${m.kind}</td><td>${m.recipient}</td><td>${m.state}</td><td>${m.attempts}</td><td>${m.state === 'skipped' ? `Skipped: ${m.skipReason ?? ''}` : (m.lastError ?? '')}</td></tr>`)}
 </tbody></table></div>`
 }`,
-      { flash },
+      { flash, errors, labels: { smtp_url: 'SMTP server', mail_from: 'Sender address' } },
     );
   }
 

@@ -20,7 +20,18 @@ import { SETTING_FIELDS } from '../../core/schedules/schedule-definition.js';
 import { FORM_TYPES, INPUT_TYPES } from '../../core/forms/form-fields.js';
 import { WEEKDAYS } from '../../core/time/calendar.js';
 import { html, type Markup } from './html.js';
-import { confirmPage, csrfField, fieldError, input, onceField, page, textarea, type Errors, type PageContext } from './layout.js';
+import {
+  confirmPage,
+  csrfField,
+  fieldError,
+  humanReason,
+  input,
+  onceField,
+  page,
+  textarea,
+  type Errors,
+  type PageContext,
+} from './layout.js';
 import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 import { checkFormToken, claimFormToken, newFormToken } from '../../app/form-tokens.js';
 import { text, type FormInput } from './form-input.js';
@@ -28,6 +39,7 @@ import {
   formFromRows,
   formRowsFromInput,
   formRowsOf,
+  FormProblems,
   reasonFromForm,
   reasonValues,
   scheduleFromForm,
@@ -37,13 +49,40 @@ import {
 } from './schedule-form.js';
 
 const SETTING_LABELS: Record<string, [string, string]> = {
-  slot_interval_minutes: ['Grid (minutes)', 'Step between possible start times, from the start of each opening interval.'],
-  min_notice_minutes: ['Minimum notice (minutes)', 'No start earlier than now plus this.'],
-  horizon_days: ['Horizon (days)', 'No start later than the end of today plus this many days.'],
-  capacity: ['Capacity', 'Bookings allowed at the same time.'],
-  buffer_before_minutes: ['Buffer before (minutes)', 'Kept free before each booking.'],
-  buffer_after_minutes: ['Buffer after (minutes)', 'Kept free after each booking.'],
+  slot_interval_minutes: [
+    'Start times every (minutes)',
+    'The grid of possible start times, counted from the start of each opening interval.',
+  ],
+  min_notice_minutes: ['Earliest booking (minutes ahead)', 'Minimum notice: no start earlier than now plus this.'],
+  horizon_days: ['Latest booking (days ahead)', 'Horizon: no start later than the end of today plus this many days.'],
+  capacity: ['Bookings at the same time', 'Capacity: how many bookings may overlap.'],
+  buffer_before_minutes: ['Free before each booking (minutes)', 'Buffer kept free before each booking.'],
+  buffer_after_minutes: ['Free after each booking (minutes)', 'Buffer kept free after each booking.'],
 };
+const FORM_COLUMNS: Record<string, string> = {
+  position: 'position',
+  name: 'name',
+  label: 'label',
+  form_type: 'form type',
+  input_type: 'input type',
+  options: 'options',
+  required: 'required',
+};
+
+/** What the error summary calls a field of the schedule page. */
+function fieldLabel(key: string): string {
+  if (key === 'name') return 'Name';
+  if (key === 'exceptions') return 'Date exceptions';
+  if (SETTING_LABELS[key]) return SETTING_LABELS[key][0];
+  if (key.startsWith('weekly_hours.')) return `Weekly hours, ${DAY_NAMES[key.slice('weekly_hours.'.length)] ?? ''}`;
+  const row = /^f(\d+)_(.+)$/.exec(key);
+  if (row) return `Booking form, row ${Number(row[1]) + 1}, ${FORM_COLUMNS[row[2]!] ?? row[2]}`;
+  const reason = /^(new_reason_|reason\d+_)(.+)$/.exec(key);
+  if (reason) return `${reason[1] === NEW_REASON ? 'New reason' : 'Reason'}, ${reason[2]!.replace('_minutes', ' (minutes)')}`;
+  return key;
+}
+
+const labelsOf = (errors: Errors) => Object.fromEntries(Object.keys(errors).map((k) => [k, fieldLabel(k)]));
 const NEW_REASON = 'new_reason_';
 const DAY_NAMES: Record<string, string> = {
   mon: 'Monday',
@@ -157,10 +196,11 @@ function reasonIdOr404(request: FastifyRequest): number {
   return reasonId;
 }
 
-/** The form field an InvalidInput of schedule-form.ts is about, and its reason to show there. */
+/** The form fields the problems of schedule-form.ts are about, each with its reason in human words. */
 function errorsOf(error: unknown, fallback: string): Errors {
+  if (error instanceof FormProblems) return Object.fromEntries(Object.entries(error.problems).map(([k, m]) => [k, humanReason(m)]));
   if (!(error instanceof InvalidInput)) throw error;
-  return { [error.path || fallback]: error.reason };
+  return { [error.path || fallback]: humanReason(error.reason) };
 }
 
 interface EditPageParts {
@@ -182,6 +222,9 @@ function editPage(request: FastifyRequest, schedule: StoredSchedule, parts: Edit
   // the new reason's inputs carry a prefix too: "name" is already the schedule's name on this page
   const newValues: ReasonValues = re?.id === 'new' ? re.values : { name: '', description: '', duration_minutes: '30' };
   const newErrors: Errors = re?.id === 'new' ? Object.fromEntries(Object.entries(re.errors).map(([k, m]) => [NEW_REASON + k, m])) : {};
+  const reasonRowErrors: Errors =
+    re && re.id !== 'new' ? Object.fromEntries(Object.entries(re.errors).map(([k, m]) => [`reason${re.id}_${k}`, m])) : {};
+  const allErrors: Errors = { ...(parts.errors ?? {}), ...newErrors, ...reasonRowErrors, ...(parts.formErrors ?? {}) };
   return page(
     ctx,
     `Schedule: ${schedule.name}`,
@@ -213,7 +256,7 @@ ${
 <section><p class="muted">Retiring takes the schedule out of service: it is no longer offered through the API nor for new bookings. Its bookings stay in the admin area and in the customers' histories, and it can be restored. It is refused while upcoming bookings exist.</p>
 <a class="button secondary" href="/admin/schedules/${schedule.id}/retire">Retire this schedule</a></section>`
 }`,
-    { flash: parts.flash },
+    { flash: parts.flash, errors: allErrors, labels: labelsOf(allErrors) },
   );
 }
 

@@ -11,6 +11,7 @@ import { html } from './html.js';
 import { confirmPage, csrfField, input, page, select, type Errors } from './layout.js';
 import { body, query, sendPage, state, type AdminDeps } from './context.js';
 import type { InstallationSettings } from '../../core/settings.js';
+import { canonicalZoneName, zoneChoices } from '../../core/time/zone-names.js';
 
 const FLASHES: Record<string, string> = {
   general: 'General settings saved.',
@@ -26,7 +27,7 @@ export function apiBaseUrl(request: FastifyRequest): string {
 }
 
 export async function settingsRoutes(app: FastifyInstance, { db }: AdminDeps): Promise<void> {
-  const zones = Intl.supportedValuesOf('timeZone');
+  const zones = zoneChoices();
 
   function settingsPage(request: FastifyRequest, values: Record<string, string>, errors: Errors, extra: { flash?: string } = {}): string {
     const { page: ctx, snapshot } = state(request);
@@ -40,7 +41,7 @@ export async function settingsRoutes(app: FastifyInstance, { db }: AdminDeps): P
 <section><form method="post" action="/admin/settings/general">${csrfField(ctx)}
 <div class="grid">
 ${input('Installation name', 'name', values.name ?? s.name, errors, { required: true })}
-${select('Time zone', 'timezone', values.timezone ?? s.timezone, zones, errors)}
+${select('Time zone', 'timezone', canonicalZoneName(values.timezone ?? s.timezone), zones, errors)}
 ${input('Notification e-mail', 'notify_email', values.notify_email ?? s.notifyEmail, errors, { type: 'email', required: true, hint: 'New bookings are announced to this address.' })}
 </div><button>Save general settings</button></form></section>
 
@@ -67,7 +68,16 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
 <p>Base URL of the API: <code id="api-base-url">${base}</code></p>
 <p>Description for client tools: <a href="/api/openapi.json">${base}/openapi.json</a> (OpenAPI 3.1, public).</p>
 </section>`,
-      { flash: extra.flash },
+      {
+        flash: extra.flash,
+        errors,
+        labels: {
+          name: 'Installation name',
+          timezone: 'Time zone',
+          notify_email: 'Notification e-mail',
+          rate_limit_per_minute: 'Requests per minute per token',
+        },
+      },
     );
   }
 
