@@ -2,7 +2,8 @@
 // real server on a real port, on SQLite and on PostgreSQL: book by hand saves what the page shows; a form
 // submitted twice creates nothing twice; the new API token is asked for, then shown once; cancelling and
 // retiring ask first and keep history; "Copy token" falls back to selecting; unsent mail is visible on the
-// Bookings page and can be discarded. Each test fails on the code before its fix.
+// Bookings page and can be discarded. Each test fails on the code before its fix. Then the "confusing" items:
+// every form error at once at the top, in human words; the menu marks the page; / leads to the admin area.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -270,6 +271,44 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
       assert.ok(states.length > 0);
       assert.ok(states.every((m) => m.state === 'skipped' && m.skip_reason === 'discarded by the operator'));
       assert.match(await mainText(page), /Skipped: discarded by the operator/);
+    });
+
+    test('every error of a form at once, summarised at the top with links to the fields, in human words', async () => {
+      await page.goto(`${base}/admin/schedules/new`);
+      // three mistakes the browser's own checks let through
+      await page.getByLabel('Name', { exact: true }).fill('   ');
+      await page.getByLabel('Monday').fill('12:00-09:00');
+      await page.getByLabel('Date exceptions').fill('24.12.2026 closed');
+      await page.getByRole('button', { name: 'Create schedule' }).click();
+      const summary = page.locator('#error-summary');
+      assert.match((await summary.locator('h2').textContent()) ?? '', /There are 3 problems/);
+      const items = await summary.locator('li a').allTextContents();
+      assert.deepEqual(
+        items.map((t) => t.split(':')[0]),
+        ['Name', 'Weekly hours, Monday', 'Date exceptions'],
+      );
+      assert.ok(
+        items.every((t) => !/non-empty string|f\d+_|must be an integer/.test(t)),
+        items.join(' | '),
+      );
+      assert.equal(
+        await page.evaluate('document.activeElement && document.activeElement.id'),
+        'error-summary',
+        'the page opens on the summary',
+      );
+      await summary.getByRole('link', { name: /Weekly hours, Monday/ }).click();
+      assert.ok(page.url().endsWith('#weekly_hours.mon'));
+      assert.equal(await db.kysely.selectFrom('schedules').select('id').where('name', '=', '').executeTakeFirst(), undefined);
+    });
+
+    test('the menu marks the current page; / leads to the admin area, never JSON', async () => {
+      await page.goto(`${base}/admin/customers`);
+      assert.equal(await page.locator('nav a[aria-current="page"]').textContent(), 'Customers');
+      await page.goto(`${base}/admin/schedules/${scheduleId}/calendar`);
+      assert.equal(await page.locator('nav a[aria-current="page"]').textContent(), 'Schedules');
+      await page.goto(`${base}/`);
+      assert.match(page.url(), /\/admin\/bookings$/);
+      assert.equal(await page.locator('h1').textContent(), 'Bookings');
     });
   });
 });

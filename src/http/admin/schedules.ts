@@ -298,6 +298,7 @@ ${schedules.map(
       ctx,
       'New schedule',
       html`<section>${scheduleForm(ctx, '/admin/schedules', values, errors, 'Create schedule', once)}</section>`,
+      { errors, labels: labelsOf(errors) },
     );
   };
 
