@@ -13,7 +13,7 @@ import { SMTPServer } from 'smtp-server';
 import { startOutboxWorker } from '../src/app/outbox-delivery.js';
 import { listMessages } from '../src/app/outbox.js';
 import { freePort } from '../test/support/processes.js';
-import { localDate, mailInstallation, pastMonday } from '../test/integration/mail-support.js';
+import { localDate, mailInstallation, recentPast } from '../test/integration/mail-support.js';
 
 const env = process.env;
 const DELAY_MS = Number(env.BENCH_MAIL_DELAY_MS ?? 30);
@@ -72,7 +72,7 @@ const outboxId = (messageId: string) => Number(/outbox-(\d+)\./.exec(messageId)?
 
 async function run(variant: Variant, paced: boolean) {
   const smtp = await delayingSmtp();
-  const now = pastMonday();
+  const now = recentPast();
   const inst = await mailInstallation('sqlite', now);
   const queuedAt = new Map<number, number>();
   const total = paced ? RATE * SECONDS * 2 : BOOKINGS * 2;
