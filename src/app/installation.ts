@@ -7,6 +7,7 @@ import { parseEmail, parseOperatorSetting, parseTimezone, SETTING_KEYS, type Set
 import { hashPassword } from './passwords.js';
 import { hashToken, newToken } from './api-token.js';
 import { holdUnshownToken, takeUnshownTokenRow } from '../db/repos/admin-session.repository.js';
+import type { OnCreated } from './form-tokens.js';
 
 export interface SetupInput {
   timezone: string;
@@ -76,12 +77,13 @@ export async function generateToken(db: Db): Promise<string> {
  * A new token for the admin area: the old one stops at once, and the new one is held on the session's row
  * (sessionKey) in the same transaction, until takeUnshownToken shows it once. Never in a URL or a log.
  */
-export async function generateTokenToShow(db: Db, sessionKey: string): Promise<void> {
+export async function generateTokenToShow(db: Db, sessionKey: string, onCreated?: OnCreated<void>): Promise<void> {
   const token = newToken();
   await db.write(async (trx) => {
     await saveSetting(trx, 'api.token_hash', hashToken(token));
     await bumpConfigVersion(trx);
     await holdUnshownToken(trx, sessionKey, token);
+    await onCreated?.(trx, undefined);
   });
 }
 

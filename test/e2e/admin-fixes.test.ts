@@ -189,6 +189,12 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
       assert.match(await mainText(page), /already shown/);
       assert.equal(await page.locator('#new-token').count(), 0);
       assert.equal((await api('/schedules', token)).status, 200, 'the reload made no new token');
+      // Back to the confirmation and Confirm again: refused, the token shown stays the one that works
+      await page.goBack();
+      assert.match(page.url(), /\/admin\/settings\/token\?form=/);
+      await page.getByRole('button', { name: 'Confirm: generate a new token' }).click();
+      assert.match(await mainText(page), /This form was already submitted/);
+      assert.equal((await api('/schedules', token)).status, 200, 'no second token replaced it');
       apiToken = token;
     });
 

@@ -186,7 +186,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
   test('a generated token is shown once and works at once; the old one stops', async () => {
     const browser = new Browser(inst);
     await browser.signIn();
-    const generated = await browser.post('/admin/settings/token', {}, { csrfFrom: '/admin/settings' });
+    const generated = await browser.post('/admin/settings/token', {}, { csrfFrom: '/admin/settings/token' });
     assert.equal(generated.statusCode, 303);
     assert.equal(generated.headers.location, '/admin/settings/token/new');
     const res = await browser.get('/admin/settings/token/new');

@@ -93,12 +93,14 @@ export function confirmPage(
   action: string,
   confirmLabel: string,
   back: string,
+  /** the one-time token, when confirming creates something */
+  once?: string,
 ): string {
   return page(
     ctx,
     title,
     html`<section class="confirm">${consequences}
-<form method="post" action="${action}" class="row">${csrfField(ctx)}<button class="delete">${confirmLabel}</button>
+<form method="post" action="${action}" class="row">${csrfField(ctx)}${once ? onceField(once) : ''}<button class="delete">${confirmLabel}</button>
 <a class="button secondary" href="${back}">Back, change nothing</a></form></section>`,
   );
 }

@@ -9,7 +9,8 @@ import { sessionKey } from '../../app/admin-auth.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
 import { confirmPage, csrfField, input, page, select, type Errors } from './layout.js';
-import { body, query, sendPage, state, type AdminDeps } from './context.js';
+import { body, formTokenOfPage, query, sendPage, state, type AdminDeps } from './context.js';
+import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
 import type { InstallationSettings } from '../../core/settings.js';
 import { canonicalZoneName, zoneChoices } from '../../core/time/zone-names.js';
 
@@ -26,7 +27,7 @@ export function apiBaseUrl(request: FastifyRequest): string {
   return `${request.protocol}://${request.host}/api`;
 }
 
-export async function settingsRoutes(app: FastifyInstance, { db }: AdminDeps): Promise<void> {
+export async function settingsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): Promise<void> {
   const zones = zoneChoices();
 
   function settingsPage(request: FastifyRequest, values: Record<string, string>, errors: Errors, extra: { flash?: string } = {}): string {
@@ -107,6 +108,9 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
   // Asks first: a new token stops the current one, and with it whatever uses the API with it.
   app.get('/settings/token', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
+    // confirmed twice (Back to this page and Confirm again), the second would replace the token just shown
+    const once = formTokenOfPage(request, reply);
+    if (once === null) return reply;
     return sendPage(
       reply,
       confirmPage(
@@ -120,6 +124,7 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
         '/admin/settings/token',
         'Confirm: generate a new token',
         '/admin/settings#interface',
+        once,
       ),
     );
   });
@@ -127,7 +132,14 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
   // POST/redirect/GET: the token is held on the session row until the page below shows it, once.
   app.post('/settings/token', async (request, reply) => {
     const session = state(request).session!;
-    await generateTokenToShow(db, sessionKey(session));
+    const once = text(body(request), '_once');
+    await checkFormToken(db, once);
+    const now = clock();
+    await generateTokenToShow(
+      db,
+      sessionKey(session),
+      claimFormToken(once, now, () => '/admin/settings#interface'),
+    );
     return reply.redirect('/admin/settings/token/new', 303);
   });
 
