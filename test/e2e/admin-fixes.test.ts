@@ -316,5 +316,33 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
       assert.match(page.url(), /\/admin\/bookings$/);
       assert.equal(await page.locator('h1').textContent(), 'Bookings');
     });
+
+    test("changing the installation's zone warns that appointments keep their moment and says how many move", async () => {
+      const upcoming = Number(
+        (
+          await db.kysely
+            .selectFrom('bookings')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('status', '=', 'booked')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      assert.ok(upcoming > 0);
+      await page.goto(`${base}/admin/settings`);
+      await page.getByLabel('Time zone').selectOption('Asia/Kolkata');
+      await page.getByRole('button', { name: 'Save general settings' }).click();
+      assert.match(await mainText(page), /Every appointment keeps its moment/);
+      assert.equal(
+        await page.locator('#moved-count').textContent(),
+        `${upcoming} of ${upcoming} upcoming appointment${upcoming === 1 ? '' : 's'}`,
+      );
+      await page.getByRole('link', { name: 'Back, change nothing' }).click();
+      assert.equal(await page.getByLabel('Time zone').inputValue(), ZONE, 'nothing changed');
+      await page.getByLabel('Time zone').selectOption('Asia/Kolkata');
+      await page.getByRole('button', { name: 'Save general settings' }).click();
+      await page.getByRole('button', { name: 'Confirm: change the time zone' }).click();
+      await page.waitForURL(/saved=general/);
+      assert.equal(await page.getByLabel('Time zone').inputValue(), 'Asia/Kolkata');
+    });
   });
 });

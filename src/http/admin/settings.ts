@@ -13,6 +13,9 @@ import { body, formTokenOfPage, query, sendPage, state, type AdminDeps } from '.
 import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
 import type { InstallationSettings } from '../../core/settings.js';
 import { canonicalZoneName, zoneChoices } from '../../core/time/zone-names.js';
+import { TimeZone } from '../../core/time/zone.js';
+import { formatClock, formatDate } from '../../core/time/calendar.js';
+import { listBookings } from '../../app/admin-bookings.js';
 
 const FLASHES: Record<string, string> = {
   general: 'General settings saved.',
@@ -90,10 +93,36 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
   app.post('/settings/general', async (request, reply) => {
     const input = body(request);
     const values = { name: text(input, 'name'), timezone: text(input, 'timezone'), notify_email: text(input, 'notify_email') };
+    const { page: ctx, snapshot } = state(request);
+    // a new zone: every appointment keeps its moment, so its local time can move; asked first, with how many
+    const newZone = values.timezone !== snapshot.settings.timezone ? TimeZone.find(values.timezone) : null;
+    if (newZone && snapshot.zone && text(input, 'confirm_zone') !== values.timezone) {
+      const oldZone = snapshot.zone;
+      const upcoming = await listBookings(db, { when: 'upcoming', limit: 10_000 }, clock());
+      const local = (zone: TimeZone, instant: number) =>
+        `${formatDate(zone.localDayOf(instant))} ${formatClock(zone.localMinuteOf(instant))}`;
+      const moved = upcoming.filter((b) => local(oldZone, b.start) !== local(newZone, b.start));
+      if (moved.length > 0) {
+        return sendPage(
+          reply,
+          page(
+            ctx,
+            `Change the time zone to ${canonicalZoneName(values.timezone)}?`,
+            html`<section class="confirm"><p>Every appointment keeps its moment: a customer booked for 09:00 in ${canonicalZoneName(snapshot.settings.timezone)} is still expected at that moment. Shown in ${canonicalZoneName(values.timezone)}, <strong id="moved-count">${moved.length} of ${upcoming.length} upcoming appointment${upcoming.length === 1 ? '' : 's'}</strong> move${moved.length === 1 ? 's' : ''} in local time, for example:</p>
+<ul>${moved.slice(0, 5).map((b) => html`<li>${local(oldZone, b.start)} becomes ${local(newZone, b.start)} (${b.customerName || b.customerEmail || `customer ${b.customerId}`})</li>`)}</ul>
+<p>Opening hours stay as written (09:00 means 09:00 in the new zone), so some of these may now lie outside them.</p>
+<form method="post" action="/admin/settings/general" class="row">${csrfField(ctx)}
+<input type="hidden" name="name" value="${values.name}"><input type="hidden" name="timezone" value="${values.timezone}">
+<input type="hidden" name="notify_email" value="${values.notify_email}"><input type="hidden" name="confirm_zone" value="${values.timezone}">
+<button class="delete">Confirm: change the time zone</button><a class="button secondary" href="/admin/settings">Back, change nothing</a></form></section>`,
+          ),
+        );
+      }
+    }
     const problems = await saveGeneralSettings(db, { name: values.name, timezone: values.timezone, notifyEmail: values.notify_email });
     const errors: Record<string, string> = {};
     if (problems.name) errors.name = capitalized(problems.name.reason);
-    if (problems.timezone) errors.timezone = problems.timezone.reason;
+    if (problems.timezone) errors.timezone = capitalized(problems.timezone.reason);
     if (problems.notifyEmail) errors.notify_email = `Not valid: ${problems.notifyEmail.reason}`;
     if (Object.keys(errors).length) return sendPage(reply, settingsPage(request, values, errors), 400);
     return reply.redirect('/admin/settings?saved=general', 303);
