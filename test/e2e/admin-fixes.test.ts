@@ -344,5 +344,33 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
       await page.waitForURL(/saved=general/);
       assert.equal(await page.getByLabel('Time zone').inputValue(), 'Asia/Kolkata');
     });
+
+    test('after the hours change, the schedule page lists the bookings now outside them and the calendar flags them', async () => {
+      const upcoming = Number(
+        (
+          await db.kysely
+            .selectFrom('bookings')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('status', '=', 'booked')
+            .where('schedule_id', '=', scheduleId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      await page.goto(`${base}/admin/schedules/${scheduleId}`);
+      assert.equal(await page.locator('#outside-hours').count(), 0);
+      for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']) {
+        await page.getByLabel(day).fill('06:00-07:00');
+      }
+      await page.getByRole('button', { name: 'Save schedule' }).click();
+      await page.waitForURL(/saved=saved/);
+      assert.match(
+        (await page.locator('#outside-hours').textContent()) ?? '',
+        new RegExp(`${upcoming} upcoming bookings are outside the opening hours`),
+      );
+      assert.equal(await page.locator('#outside-hours li').count(), upcoming);
+      await page.goto(`${base}/admin/schedules/${scheduleId}/calendar?week=${localDate(3)}`);
+      assert.ok((await page.locator('a.appt.outside').count()) > 0);
+      assert.match((await page.locator('a.appt.outside').first().textContent()) ?? '', /outside the opening hours/);
+    });
   });
 });

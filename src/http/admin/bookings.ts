@@ -13,6 +13,7 @@ import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../cor
 import type { Snapshot } from '../../app/snapshot.js';
 import { mailWarning, type FixedMailSettings } from './mail.js';
 import { openingIntervals } from '../../core/availability/free-slots.js';
+import { withinOpeningHours } from '../../core/availability/outside-hours.js';
 import { html, type Markup } from './html.js';
 import {
   checkbox,
@@ -227,7 +228,10 @@ function weekCalendarRoute(app: FastifyInstance, { db, clock }: AdminDeps): void
           const booked = rows.filter((b) => localDay(b.start) === day);
           return html`<div class="day${hours.length ? '' : ' closed'}"><h3>${weekdayOf(day)} ${formatDate(day)}</h3>
 <p class="muted">${hours.length ? hours.map((h) => `${formatClock(h.start)}-${formatClock(h.end)}`).join(', ') : 'closed'}${schedule.rules.exceptions.has(day) ? ' (exception)' : ''}</p>
-${booked.map((b) => html`<a class="appt" href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start).slice(11)}–${localTime(snapshot, b.end).slice(11)} ${b.reasonName}<br>${b.customerName || b.customerEmail}</a>`)}
+${booked.map((b) => {
+  const outside = snapshot.zone !== null && !withinOpeningHours(schedule.rules, snapshot.zone, b.start, b.end);
+  return html`<a class="appt${outside ? ' outside' : ''}" href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start).slice(11)}–${localTime(snapshot, b.end).slice(11)} ${b.reasonName}<br>${b.customerName || b.customerEmail}${outside ? html`<br><strong>outside the opening hours</strong>` : ''}</a>`;
+})}
 </div>`;
         })}</div>`,
       ),

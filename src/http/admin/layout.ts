@@ -192,6 +192,7 @@ th{font-size:.85rem;color:#5b6472}
 .day{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:.5rem;min-height:6rem}
 .day h3{font-size:.95rem;margin:0 0 .4rem}.day.closed{background:#f0f1f3}
 .appt{display:block;border-left:3px solid #1f5fbf;background:#eef3fb;padding:.25rem .4rem;margin:0 0 .35rem;font-size:.9rem;text-decoration:none;color:inherit}
+.appt.outside{border-left-color:#b0171e;background:#fde8e8}
 .muted{color:#5b6472}
 td input:not([type=checkbox]):not(.narrow),td textarea{width:100%;min-width:7rem}
 .narrow{width:4.5rem}.mail-text{white-space:pre-wrap;margin:0}iframe{border:1px solid #dde1e7;background:#fff}

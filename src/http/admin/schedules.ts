@@ -15,6 +15,9 @@ import {
   updateSchedule,
 } from '../../app/admin-schedules.js';
 import type { Db } from '../../db/connect.js';
+import type { Snapshot } from '../../app/snapshot.js';
+import { listBookings, type BookingRow } from '../../app/admin-bookings.js';
+import { withinOpeningHours } from '../../core/availability/outside-hours.js';
 import type { StoredReason, StoredSchedule } from '../../core/schedules/schedule.js';
 import { SETTING_FIELDS } from '../../core/schedules/schedule-definition.js';
 import { FORM_TYPES, INPUT_TYPES } from '../../core/forms/form-fields.js';
@@ -210,6 +213,8 @@ interface EditPageParts {
   formRows?: FormRowInput[];
   formErrors?: Errors;
   flash?: string | undefined;
+  /** upcoming bookings outside the opening hours, pointed out at the top */
+  outside?: readonly BookingRow[];
   /** the add-reason form's one-time token (of the page's address, or kept when it comes back with errors) */
   reasonOnce: string;
 }
@@ -233,6 +238,12 @@ ${
   schedule.retiredAt
     ? html`<div class="alert retired-banner" role="status"><p>This schedule was retired on ${localTime(snapshot, schedule.retiredAt)}: it is not offered through the API nor for new bookings. Its bookings are kept.</p>
 <form method="post" action="/admin/schedules/${schedule.id}/restore">${csrfField(ctx)}<button>Restore schedule</button></form></div>`
+    : ''
+}
+${
+  parts.outside?.length
+    ? html`<div class="alert" role="status" id="outside-hours"><p><strong>${parts.outside.length} upcoming booking${parts.outside.length === 1 ? ' is' : 's are'} outside the opening hours</strong> (the hours or exceptions changed after ${parts.outside.length === 1 ? 'it was' : 'they were'} booked). ${parts.outside.length === 1 ? 'It stays' : 'They stay'} booked: move or cancel ${parts.outside.length === 1 ? 'it' : 'them'}, or change the hours back.</p>
+<ul>${parts.outside.slice(0, 20).map((b) => html`<li><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a> ${b.reasonName}, ${b.customerName || b.customerEmail || `customer ${b.customerId}`}</li>`)}</ul></div>`
     : ''
 }
 <p><a href="/admin/schedules">All schedules</a> · ${schedule.retiredAt ? '' : html`<a href="/admin/schedules/${schedule.id}/calendar">Week calendar</a> · `}
@@ -327,14 +338,24 @@ ${schedules.map(
   });
 }
 
-/** One schedule's page: show, save, delete. */
+/** Upcoming bookings of a schedule in service that lie outside its opening hours as they are now. */
+export async function bookingsOutsideHours(db: Db, snapshot: Snapshot, scheduleId: number, now: number): Promise<BookingRow[]> {
+  const view = snapshot.schedules.get(scheduleId);
+  const zone = snapshot.zone;
+  if (!view || !zone) return [];
+  const upcoming = await listBookings(db, { when: 'upcoming', scheduleId, limit: 10_000 }, now);
+  return upcoming.filter((b) => !withinOpeningHours(view.rules, zone, b.start, b.end));
+}
+
+/** One schedule's page: show, save, retire. */
 function scheduleEditRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/schedules/:id', async (request, reply) => {
     const schedule = await scheduleOr404(db, request);
     const once = formTokenOfPage(request, reply);
     if (once === null) return reply;
     const saved = query(request).saved;
-    return sendPage(reply, editPage(request, schedule, { flash: saved ? FLASHES[saved] : undefined, reasonOnce: once }));
+    const outside = await bookingsOutsideHours(db, state(request).snapshot, schedule.id, clock());
+    return sendPage(reply, editPage(request, schedule, { flash: saved ? FLASHES[saved] : undefined, reasonOnce: once, outside }));
   });
 
   app.post('/schedules/:id', async (request, reply) => {
