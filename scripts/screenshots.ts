@@ -103,6 +103,7 @@ try {
   await shoot('customers', '/admin/customers');
   await shoot('mail', '/admin/mail');
   await shoot('bookings-phone', '/admin/bookings', { width: 390 });
+  await shoot('book-phone', `/admin/schedules/1/book?reason=1&day=${days[1]}`, { width: 390 });
 } finally {
   await browser.close();
   await server.stop();

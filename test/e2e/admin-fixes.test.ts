@@ -146,6 +146,17 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
       assert.equal(await page.getByLabel('10:00').isChecked(), false);
       await page.getByRole('button', { name: 'Show free times' }).click();
       assert.match((await page.locator('#times legend').textContent()) ?? '', /Long visit/);
+
+      // on a phone: the page fits the screen and the booking goes through
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.goto(`${base}/admin/schedules/${scheduleId}/book?reason=${consultation}&day=${day}`);
+      assert.ok(Number(await page.evaluate('document.scrollingElement.scrollWidth')) <= 390, 'no sideways scrolling');
+      await page.getByLabel('10:30').check();
+      await page.getByLabel('First name').fill('Phone');
+      await page.getByRole('button', { name: 'Book', exact: true }).click();
+      await page.waitForURL(/saved=booked/);
+      assert.match(await mainText(page), new RegExp(`${day} 10:30`));
+      await page.setViewportSize({ width: 1280, height: 900 });
     });
 
     test('2. Back and submit again: "already submitted", nothing created twice (booking, schedule, reason)', async () => {
