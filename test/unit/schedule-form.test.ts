@@ -62,6 +62,20 @@ test('an error names the form field and gives the reason without a path', () => 
   assert.equal(field.reason, 'a select needs a non-empty list of non-empty strings');
 });
 
+test('hours as people type them: "8-12, 13:30-17", "8.30-12"', () => {
+  const schedule = scheduleFromForm(
+    form({ 'weekly_hours.mon': '8-12, 13:30-17', 'weekly_hours.tue': '8.30 - 12', exceptions: '2026-12-24 9-12' }),
+  );
+  assert.deepEqual(schedule.weeklyHours.mon, [
+    { start: 480, end: 720 },
+    { start: 810, end: 1020 },
+  ]);
+  assert.deepEqual(schedule.weeklyHours.tue, [{ start: 510, end: 720 }]);
+  assert.deepEqual(schedule.exceptions[0]!.hours, [{ start: 540, end: 720 }]);
+  // still refused: not a time
+  assert.deepEqual(Object.keys(allProblems(() => scheduleFromForm(form({ 'weekly_hours.mon': '8-125' })))), ['weekly_hours.mon']);
+});
+
 test('every problem of the form at once, each under its field', () => {
   const problems = allProblems(() =>
     scheduleFromForm(form({ name: ' ', capacity: '0', 'weekly_hours.mon': '12:00-09:00', exceptions: '24.12.2026 closed' })),

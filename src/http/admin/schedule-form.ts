@@ -73,13 +73,21 @@ function intervalFromText(piece: string): unknown {
   return piece;
 }
 
-/** "09:00-12:00, 13:00-17:00" -> [["09:00","12:00"],["13:00","17:00"]] */
+/** A clock as people type it, "8", "8:30", "8.30" or "08:30", as "08:30"; anything else unchanged, for the parser to name. */
+function clockFromText(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const match = /^(\d{1,2})(?:[:.](\d{2}))?$/.exec(value);
+  return match ? `${match[1]!.padStart(2, '0')}:${match[2] ?? '00'}` : value;
+}
+
+/** "09:00-12:00, 13:00-17:00" (or "8-12, 13-17") -> [["09:00","12:00"],["13:00","17:00"]] */
 const intervalsFromText = (value: string): unknown[] =>
   value
     .split(/[,;\n]/)
     .map((p) => p.trim())
     .filter(Boolean)
-    .map(intervalFromText);
+    .map(intervalFromText)
+    .map((interval) => (Array.isArray(interval) ? interval.map(clockFromText) : interval));
 
 export const intervalsToText = (intervals: readonly Interval[]) =>
   intervals.map((i) => `${formatClock(i.start)}-${formatClock(i.end)}`).join(', ');

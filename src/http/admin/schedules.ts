@@ -124,7 +124,7 @@ ${input('Name', 'name', values.name ?? '', errors, { required: true, hint: 'A pe
 ${SETTING_FIELDS.map(({ key, min, max }) => input(SETTING_LABELS[key]![0], key, values[key] ?? '', errors, { type: 'number', min, max, hint: SETTING_LABELS[key]![1] }))}
 </div>
 <h2>Weekly hours</h2>
-<p class="muted">Per weekday, the opening intervals separated by commas, e.g. <code>09:00-12:00, 13:00-17:00</code>. Empty: closed. <code>24:00</code> is allowed as an end.</p>
+<p class="muted">Per weekday, the opening intervals separated by commas, e.g. <code>09:00-12:00, 13:00-17:00</code> or shorter <code>9-12, 13-17</code>. Empty: closed. <code>24:00</code> is allowed as an end.</p>
 <div class="grid">${WEEKDAYS.map((d) => input(DAY_NAMES[d]!, `weekly_hours.${d}`, values[`weekly_hours.${d}`] ?? '', errors, { placeholder: 'closed' }))}</div>
 <h2>Exceptions</h2>
 ${textarea('Date exceptions', 'exceptions', values.exceptions ?? '', errors, { rows: 4, hint: 'One date per line: "2026-12-24 closed" or "2026-12-27 10:00-12:00, 14:00-16:00". They replace that day\'s weekly hours.' })}
