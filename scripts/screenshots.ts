@@ -80,13 +80,30 @@ try {
   await shoot('calendar', `/admin/schedules/1/calendar?week=${days[0]}`);
   await shoot('schedules', '/admin/schedules');
   await shoot('schedule-edit', '/admin/schedules/1');
+  await shoot('book', `/admin/schedules/1/book?reason=1&day=${days[0]}`);
+  await page.goto(`${server.url}/admin/bookings`);
+  const bookings: string[] = await page
+    .locator('table.bookings a[href^="/admin/bookings/"]')
+    .evaluateAll((links) => links.map((a) => a.getAttribute('href')!));
+  await shoot('cancel-confirm', `${bookings[0]}/cancel`);
+  // the schedule form with several mistakes at once: the summary at the top
+  await page.goto(`${server.url}/admin/schedules/new`);
+  await page.getByLabel('Name', { exact: true }).fill('   ');
+  await page.getByLabel('Monday').fill('12:00-09:00');
+  await page.getByLabel('Date exceptions').fill('24.12.2026 closed');
+  await page.getByRole('button', { name: 'Create schedule' }).click();
+  await page.screenshot({ path: join(out, 'schedule-errors.png'), fullPage: false });
+  console.log('docs/screenshots/schedule-errors.png  <- a new schedule with three mistakes');
   await shoot('settings', '/admin/settings');
-  await page.getByRole('button', { name: 'Generate a new token' }).click();
+  await shoot('token-confirm', '/admin/settings/token');
+  await page.getByRole('button', { name: 'Confirm: generate a new token' }).click();
+  await page.waitForURL(/token\/new$/);
   await page.screenshot({ path: join(out, 'token.png'), fullPage: true });
   console.log("docs/screenshots/token.png  <- a freshly generated token (this throwaway installation's)");
   await shoot('customers', '/admin/customers');
   await shoot('mail', '/admin/mail');
   await shoot('bookings-phone', '/admin/bookings', { width: 390 });
+  await shoot('book-phone', `/admin/schedules/1/book?reason=1&day=${days[1]}`, { width: 390 });
 } finally {
   await browser.close();
   await server.stop();

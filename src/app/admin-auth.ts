@@ -55,6 +55,10 @@ export interface Session {
 
 const sign = (secret: Buffer, text: string) => createHmac('sha256', secret).update(text).digest('base64url');
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+
+/** The key of a session's row (the SHA-256 of its id, which is never stored). */
+export const sessionKey = (session: Session) => sha256(session.sessionId);
+
 const sha256hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
 function safeEqual(a: string, b: string): boolean {

@@ -4,14 +4,13 @@
 import type { Db } from '../db/connect.js';
 import { bumpConfigVersion } from '../db/repos/installation.repository.js';
 import {
-  deleteReason,
-  deleteSchedule,
   insertReason,
   insertSchedule,
   loadSchedules,
   reasonExists,
   replaceForm,
   scheduleExists,
+  setRetired,
   updateReason,
   updateScheduleHours,
   updateScheduleSettings,
@@ -20,24 +19,27 @@ import { countFutureBookings } from '../db/repos/booking.repository.js';
 import { Conflict, NotFound } from '../core/errors.js';
 import type { ReasonDefinition, ScheduleDefinition, StoredSchedule } from '../core/schedules/schedule.js';
 import { DEFAULT_FORM, type FormField } from '../core/forms/form-fields.js';
+import type { OnCreated } from './form-tokens.js';
 
 /** What the schedule page edits: a definition without its reasons and form, which have forms of their own. */
 export type ScheduleEdit = Omit<ScheduleDefinition, 'reasons' | 'form'>;
 
-export async function listSchedules(db: Db): Promise<StoredSchedule[]> {
-  return loadSchedules(db.kysely);
+/** Every schedule, the retired ones included (the admin area shows them, marked). */
+export async function listSchedules(db: Db, options: { includeRetired?: boolean } = { includeRetired: true }): Promise<StoredSchedule[]> {
+  return loadSchedules(db.kysely, options);
 }
 
 export async function getSchedule(db: Db, id: number): Promise<StoredSchedule> {
-  const schedule = (await loadSchedules(db.kysely)).find((s) => s.id === id);
+  const schedule = (await loadSchedules(db.kysely, { includeRetired: true })).find((s) => s.id === id);
   if (!schedule) throw new NotFound('Schedule not found');
   return schedule;
 }
 
-export async function createSchedule(db: Db, def: ScheduleEdit, now: number): Promise<number> {
+export async function createSchedule(db: Db, def: ScheduleEdit, now: number, onCreated?: OnCreated<number>): Promise<number> {
   return db.write(async (trx) => {
     const { id } = await insertSchedule(trx, { ...def, reasons: [], form: DEFAULT_FORM }, now);
     await bumpConfigVersion(trx);
+    await onCreated?.(trx, id);
     return id;
   });
 }
@@ -55,26 +57,41 @@ async function requireSchedule(trx: Db['kysely'], id: number): Promise<void> {
   if (!(await scheduleExists(trx, id))) throw new NotFound('Schedule not found');
 }
 
-/** Past and cancelled bookings (and their mail) go with the schedule; future ones block the deletion. */
-export async function removeSchedule(db: Db, id: number, now: number): Promise<void> {
+function upcomingConflict(future: number, what: string): Conflict {
+  return new Conflict(
+    `This ${what} still has ${future} upcoming booking${future === 1 ? '' : 's'}. Cancel ${future === 1 ? 'it' : 'them'} first (the customer${future === 1 ? ' is' : 's are'} e-mailed), then retire it.`,
+  );
+}
+
+/**
+ * Retires a schedule: gone from the API and from new bookings, kept in the admin area with every booking
+ * (past and cancelled ones stay in the customers' histories). Refused while upcoming bookings exist.
+ */
+export async function retireSchedule(db: Db, id: number, now: number): Promise<void> {
   await db.write(async (trx) => {
     await requireSchedule(trx, id);
     const future = await countFutureBookings(trx, { scheduleId: id }, now);
-    if (future > 0) {
-      throw new Conflict(
-        `This schedule still has ${future} upcoming booking${future === 1 ? '' : 's'}. Cancel ${future === 1 ? 'it' : 'them'} first.`,
-      );
-    }
-    await deleteSchedule(trx, id);
+    if (future > 0) throw upcomingConflict(future, 'schedule');
+    await setRetired(trx, 'schedules', id, now);
     await bumpConfigVersion(trx);
   });
 }
 
-export async function addReason(db: Db, scheduleId: number, reason: ReasonDefinition): Promise<number> {
+/** Puts a retired schedule back in service, as it was. */
+export async function restoreSchedule(db: Db, id: number): Promise<void> {
+  await db.write(async (trx) => {
+    await requireSchedule(trx, id);
+    await setRetired(trx, 'schedules', id, null);
+    await bumpConfigVersion(trx);
+  });
+}
+
+export async function addReason(db: Db, scheduleId: number, reason: ReasonDefinition, onCreated?: OnCreated<number>): Promise<number> {
   return db.write(async (trx) => {
     await requireSchedule(trx, scheduleId);
     const id = await insertReason(trx, scheduleId, reason);
     await bumpConfigVersion(trx);
+    await onCreated?.(trx, id);
     return id;
   });
 }
@@ -91,12 +108,21 @@ export async function editReason(db: Db, scheduleId: number, reasonId: number, r
   });
 }
 
-export async function removeReason(db: Db, scheduleId: number, reasonId: number, now: number): Promise<void> {
+/** Retires a reason like a schedule (retireSchedule): its bookings stay. Refused while upcoming bookings exist. */
+export async function retireReason(db: Db, scheduleId: number, reasonId: number, now: number): Promise<void> {
   await db.write(async (trx) => {
     await requireReason(trx, scheduleId, reasonId);
     const future = await countFutureBookings(trx, { reasonId }, now);
-    if (future > 0) throw new Conflict(`This reason still has ${future} upcoming booking(s). Cancel them first.`);
-    await deleteReason(trx, reasonId);
+    if (future > 0) throw upcomingConflict(future, 'reason');
+    await setRetired(trx, 'reasons', reasonId, now);
+    await bumpConfigVersion(trx);
+  });
+}
+
+export async function restoreReason(db: Db, scheduleId: number, reasonId: number): Promise<void> {
+  await db.write(async (trx) => {
+    await requireReason(trx, scheduleId, reasonId);
+    await setRetired(trx, 'reasons', reasonId, null);
     await bumpConfigVersion(trx);
   });
 }

@@ -12,6 +12,7 @@ import { InvalidInput, NotFound } from '../core/errors.js';
 import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
 import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
+import type { OnCreated } from './form-tokens.js';
 import { availabilityContext, findReason, findSchedule, freeSlotAt } from './availability.js';
 import { queueBookingEvent } from './webhooks.js';
 
@@ -48,7 +49,13 @@ function customerEmail(form: readonly FormField[], answers: Readonly<Record<stri
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-export async function createBooking(db: Db, snapshot: Snapshot, request: BookingRequest, now: number): Promise<BookingCreated> {
+export async function createBooking(
+  db: Db,
+  snapshot: Snapshot,
+  request: BookingRequest,
+  now: number,
+  onCreated?: OnCreated<BookingCreated>,
+): Promise<BookingCreated> {
   const schedule = findSchedule(snapshot, request.scheduleId);
   const reason = findReason(schedule, request.reasonId);
   const checked = validateSubmission(schedule.form, request.submission);
@@ -97,7 +104,9 @@ export async function createBooking(db: Db, snapshot: Snapshot, request: Booking
     if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
     await enqueueMessages(trx, bookingId, messages, now);
     await queueBookingEvent(trx, 'booking.created', bookingId, now);
-    return { bookingId, detailsId, customerId, start: slot.start, end };
+    const created = { bookingId, detailsId, customerId, start: slot.start, end };
+    await onCreated?.(trx, created);
+    return created;
   });
 }
 

@@ -6,6 +6,8 @@ import { Conflict, InvalidInput } from '../core/errors.js';
 import { parseEmail, parseOperatorSetting, parseTimezone, SETTING_KEYS, type SettingKey } from '../core/settings.js';
 import { hashPassword } from './passwords.js';
 import { hashToken, newToken } from './api-token.js';
+import { holdUnshownToken, takeUnshownTokenRow } from '../db/repos/admin-session.repository.js';
+import type { OnCreated } from './form-tokens.js';
 
 export interface SetupInput {
   timezone: string;
@@ -69,6 +71,25 @@ export async function generateToken(db: Db): Promise<string> {
   const token = newToken();
   await saveSettings(db, { 'api.token_hash': hashToken(token) });
   return token;
+}
+
+/**
+ * A new token for the admin area: the old one stops at once, and the new one is held on the session's row
+ * (sessionKey) in the same transaction, until takeUnshownToken shows it once. Never in a URL or a log.
+ */
+export async function generateTokenToShow(db: Db, sessionKey: string, onCreated?: OnCreated<void>): Promise<void> {
+  const token = newToken();
+  await db.write(async (trx) => {
+    await saveSetting(trx, 'api.token_hash', hashToken(token));
+    await bumpConfigVersion(trx);
+    await holdUnshownToken(trx, sessionKey, token);
+    await onCreated?.(trx, undefined);
+  });
+}
+
+/** The token generateTokenToShow held for this session, once: null when it was already shown (or none was made). */
+export async function takeUnshownToken(db: Db, sessionKey: string): Promise<string | null> {
+  return db.write((trx) => takeUnshownTokenRow(trx, sessionKey));
 }
 
 export interface GeneralSettings {

@@ -36,6 +36,7 @@ import {
   claimDueMessages,
   markAttemptFailed,
   markSent,
+  markSkipped,
   releaseClaim,
   type ClaimedMessage,
   type OutboxRow,
@@ -45,6 +46,7 @@ import { describeSendError, outboxMessageId, smtpTransport, type OutgoingMail, t
 import { SnapshotCache } from './snapshot.js';
 import { loadMessageSources } from './outbox.js';
 import { parseSmtpUrl } from '../core/settings.js';
+import { staleMessageReason } from '../core/messages.js';
 
 export interface OutboxLog {
   info(obj: object, msg: string): void;
@@ -419,7 +421,9 @@ class OutboxDelivery {
 
   private async deliver(row: ClaimedMessage, sender: Sender, sources: ClaimedSources, signal: AbortSignal): Promise<void> {
     try {
-      await sender.transport.send(await this.compose(row, sender, sources), signal);
+      const mail = await this.compose(row, sender, sources);
+      if (mail === 'skipped') return;
+      await sender.transport.send(mail, signal);
     } catch (error) {
       // stopped, not failed: the server never acknowledged the message, so it goes back unsent
       if (this.sends.aborting) return this.release(row);
@@ -441,11 +445,19 @@ class OutboxDelivery {
 
   /**
    * What a claimed message becomes: rendered from its booking as it is now, from the configured sender.
-   * The one place that decides about a message before it goes out; throwing records a failed attempt.
+   * The one place that decides about a message before it goes out: 'skipped' when its moment has passed
+   * (recorded as such here), an error records a failed attempt.
    */
-  private async compose(row: ClaimedMessage, sender: Sender, sources: ClaimedSources): Promise<OutgoingMail> {
+  private async compose(row: ClaimedMessage, sender: Sender, sources: ClaimedSources): Promise<OutgoingMail | 'skipped'> {
     const source = await sources.of(row);
     if (!source) throw new Error('the booking of this message no longer exists');
+    const { booking } = source;
+    const stale = staleMessageReason(row.kind, { cancelled: booking.cancelledAt !== null, ...booking }, this.options.clock());
+    if (stale !== null) {
+      await markSkipped(this.options.db.kysely, row.id, row.claimed_until, stale);
+      this.options.log.info({ outboxId: row.id, reason: stale }, 'mail skipped');
+      return 'skipped';
+    }
     const from = this.options.from || sender.savedFrom || source.installation.notifyEmail;
     if (!from)
       throw new Error(

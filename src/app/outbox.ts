@@ -11,6 +11,7 @@ import {
   loadMessageRecord,
   loadMessageRecords,
   retryMessageNow,
+  discardWaiting,
   type MessageFilter,
   type MessageListItem,
   type MessageRecord,
@@ -32,6 +33,8 @@ export interface OutboxMessage {
   nextAttemptAt: number;
   claimedUntil: number | null;
   lastError: string | null;
+  /** why a skipped message was not sent */
+  skipReason: string | null;
   createdAt: number;
   sentAt: number | null;
 }
@@ -47,6 +50,7 @@ const view = (r: MessageListItem): OutboxMessage => ({
   nextAttemptAt: r.next_attempt_at,
   claimedUntil: r.claimed_until,
   lastError: r.last_error,
+  skipReason: r.skip_reason,
   createdAt: r.created_at,
   sentAt: r.sent_at,
 });
@@ -148,4 +152,37 @@ export async function retryMessage(db: Db, id: number, now: number): Promise<boo
   const retried = await retryMessageNow(db.kysely, id, now);
   if (!retried && !(await findMessage(db.kysely, id))) throw new NotFound('Message not found');
   return retried;
+}
+
+/** The operator discards a waiting message: it ends 'skipped', never sent. False when it is not waiting (sent, skipped, being sent). */
+export async function discardMessage(db: Db, id: number, now: number): Promise<boolean> {
+  const discarded = (await discardWaiting(db.kysely, id, now)) === 1;
+  if (!discarded && !(await findMessage(db.kysely, id))) throw new NotFound('Message not found');
+  return discarded;
+}
+
+/** Every waiting message (queued, retrying, given up) discarded at once; returns how many. */
+export function discardAllWaiting(db: Db, now: number): Promise<number> {
+  return discardWaiting(db.kysely, null, now);
+}
+
+/** Whether mail goes out now, for the banner of the Bookings page. */
+export interface MailHealth {
+  /** no SMTP server in SMTP_URL nor saved in the admin area */
+  noServer: boolean;
+  /** messages waiting to go out (queued, retrying) */
+  waiting: number;
+  /** messages that failed at least once and wait for a retry, or were given up */
+  failing: number;
+  lastError: string | null;
+}
+
+export async function mailHealth(db: Db, serverConfigured: boolean): Promise<MailHealth> {
+  const counts = await countMessagesByState(db.kysely);
+  const failing = counts.retrying + counts.failed;
+  const lastError =
+    failing > 0
+      ? ((await listRows(db.kysely, { state: counts.retrying > 0 ? 'retrying' : 'failed', limit: 1 }))[0]?.last_error ?? null)
+      : null;
+  return { noServer: !serverConfigured, waiting: counts.queued + counts.retrying, failing, lastError };
 }

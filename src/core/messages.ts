@@ -3,9 +3,50 @@ import { isEmailAddress } from './forms/form-fields.js';
 
 export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation';
 
-/** Where a message is in its delivery: due (queued, retrying), claimed by a worker (sending), or done (sent, failed: given up). */
-export type MessageState = 'queued' | 'sending' | 'retrying' | 'sent' | 'failed';
-export const MESSAGE_STATES: readonly MessageState[] = ['queued', 'sending', 'retrying', 'sent', 'failed'];
+/**
+ * Where a message is in its delivery: due (queued, retrying), claimed by a worker (sending), or done (sent;
+ * failed: given up; skipped: not sent on purpose, its moment had passed or the operator discarded it).
+ */
+export type MessageState = 'queued' | 'sending' | 'retrying' | 'sent' | 'failed' | 'skipped';
+export const MESSAGE_STATES: readonly MessageState[] = ['queued', 'sending', 'retrying', 'sent', 'failed', 'skipped'];
+
+/** The states a waiting message is in: the operator may discard it. */
+export const DISCARDABLE_STATES: readonly MessageState[] = ['queued', 'retrying', 'failed'];
+
+export const DISCARDED_REASON = 'discarded by the operator';
+
+/** The booking a message is about, as it is when the message is about to go out. */
+export interface BookingMoment {
+  readonly cancelled: boolean;
+  /** instants (ms) of the appointment */
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * Whether a message still makes sense to send now, or why not (docs/mail.md "Stale messages"). A message
+ * can wait long (no SMTP server set, a server failing for hours); sent late, a confirmation of an
+ * appointment already cancelled or begun, or a cancellation of one already past, only confuses the customer.
+ * - confirmation (to the customer): only while the booking stands and has not started;
+ * - cancellation (to the customer): only while the appointment's start is still ahead;
+ * - notification (to the office): only while the booking stands and the appointment has not ended (the
+ *   office's own record; the booking list keeps every booking anyway).
+ */
+export function staleMessageReason(kind: MessageKind, booking: BookingMoment, now: number): string | null {
+  switch (kind) {
+    case 'booking_confirmation':
+      if (booking.cancelled) return 'the booking was cancelled before the confirmation went out';
+      if (booking.start <= now) return 'the appointment had begun before the confirmation went out';
+      return null;
+    case 'booking_cancellation':
+      if (booking.start <= now) return "the appointment's time had passed before the cancellation went out";
+      return null;
+    case 'booking_notification':
+      if (booking.cancelled) return 'the booking was cancelled before the notification went out';
+      if (booking.end <= now) return 'the appointment was over before the notification went out';
+      return null;
+  }
+}
 
 /** The address to queue a message to, or null when there is none we could deliver to. */
 export function mailRecipient(value: string | null | undefined): string | null {

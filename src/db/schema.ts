@@ -41,6 +41,8 @@ export interface SchedulesTable {
   created_at: number;
   /** bumped with every booking and cancellation of the schedule (cache key of /days) */
   bookings_version: Generated<number>;
+  /** set when retired: gone from the API and new bookings, its bookings kept */
+  retired_at: number | null;
 }
 
 export interface ReasonsTable {
@@ -49,6 +51,8 @@ export interface ReasonsTable {
   name: string;
   description: string;
   duration_minutes: number;
+  /** set when retired: gone from the API and new bookings, its bookings kept */
+  retired_at: number | null;
 }
 
 export interface FormFieldsTable {
@@ -109,6 +113,8 @@ export interface OutboxTable {
   last_error: string | null;
   created_at: number;
   sent_at: number | null;
+  /** why a 'skipped' message was not sent */
+  skip_reason: string | null;
 }
 
 export interface SignInFailuresTable {
@@ -125,6 +131,16 @@ export interface AdminSessionsTable {
   created_at: number;
   last_seen_at: number;
   expires_at: number;
+  /** a newly generated API token, held only until the page that shows it once is opened */
+  unshown_api_token: string | null;
+}
+
+export interface UsedFormTokensTable {
+  /** the one-time token a creating form carried; a second submission finds it here */
+  token: string;
+  used_at: number;
+  /** the admin path of what the submission created, linked from the "already submitted" page */
+  outcome: string | null;
 }
 
 export interface WebhookEndpointsTable {
@@ -174,6 +190,7 @@ export interface Database {
   outbox: OutboxTable;
   sign_in_failures: SignInFailuresTable;
   admin_sessions: AdminSessionsTable;
+  used_form_tokens: UsedFormTokensTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -75,6 +75,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.code(503).send({ status: 'unavailable', error: 'database unreachable' });
   });
 
+  // a person who types the bare address lands in the admin area (which signs them in), never on raw JSON
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/admin', 302));
+
   // public: no token, no 503, so client tools can always read it (docs/decisions.md §1)
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

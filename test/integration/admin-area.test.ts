@@ -33,8 +33,11 @@ class Browser {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async get(url: string) {
-    return this.remember(await this.inst.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader } }));
+  /** follows the redirect that gives a page with a creating form its one-time token (form=) */
+  async get(url: string): Promise<LightMyRequestResponse> {
+    const res = this.remember(await this.inst.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader } }));
+    const location = String(res.headers.location ?? '');
+    return res.statusCode === 303 && /[?&]form=/.test(location) ? this.get(location) : res;
   }
 
   async post(url: string, form: Record<string, string>, { csrfFrom }: { csrfFrom?: string | null } = {}) {
@@ -43,6 +46,9 @@ class Browser {
       const pageHtml = (await this.get(csrfFrom ?? url)).body;
       const token = /name="_csrf" value="([^"]+)"/.exec(pageHtml)?.[1];
       if (token && fields._csrf === undefined) fields._csrf = token;
+      // the one-time token of a creating form (the page has at most one)
+      const once = /name="_once" value="([^"]+)"/.exec(pageHtml)?.[1];
+      if (once && fields._once === undefined) fields._once = once;
     }
     return this.remember(
       await this.inst.app.inject({
@@ -87,7 +93,7 @@ describeEachDatabase('admin area: setup', (dialect) => {
       notify_email: '',
     });
     assert.equal(bad.statusCode, 400);
-    assert.match(bad.body, /<p class="error" id="timezone-error">[^<]*unknown time zone/);
+    assert.match(bad.body, /<p class="error" id="timezone-error">[^<]*unknown time zone/i);
     assert.match(bad.body, /value="Practice &lt;b&gt;"/, 'the typed name is kept, escaped');
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules', token: null })).json().error, 'Not configured');
 
@@ -180,11 +186,14 @@ describeEachDatabase('admin area: signed in', (dialect) => {
   test('a generated token is shown once and works at once; the old one stops', async () => {
     const browser = new Browser(inst);
     await browser.signIn();
-    const res = await browser.post('/admin/settings/token', {}, { csrfFrom: '/admin/settings' });
-    assert.equal(res.statusCode, 200);
+    const generated = await browser.post('/admin/settings/token', {}, { csrfFrom: '/admin/settings/token' });
+    assert.equal(generated.statusCode, 303);
+    assert.equal(generated.headers.location, '/admin/settings/token/new');
+    const res = await browser.get('/admin/settings/token/new');
     const token = /<code class="token" id="new-token">(apm_[A-Za-z0-9]{64})<\/code>/.exec(res.body)?.[1];
     assert.ok(token, 'the token is on the page');
     assert.match(res.body, /stopped working immediately/);
+    assert.doesNotMatch((await browser.get('/admin/settings/token/new')).body, /apm_/, 'shown once');
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules', token })).statusCode, 200);
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).statusCode, 401);
     assert.doesNotMatch((await browser.get('/admin/settings')).body, new RegExp(token));
@@ -215,7 +224,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     const res = await browser.post('/admin/schedules', form, { csrfFrom: '/admin/schedules/new' });
     assert.equal(res.statusCode, 400);
     assert.match(res.body, /id="weekly_hours\.mon"[^>]*value="12:00-09:00"[^>]*aria-invalid="true"/);
-    assert.match(res.body, /<p class="error" id="weekly_hours\.mon-error">[^<]*end 09:00 is not after start 12:00/);
+    assert.match(res.body, /<p class="error" id="weekly_hours\.mon-error">[^<]*end 09:00 is not after start 12:00/i);
     assert.match(res.body, /value="Room &lt;7&gt;"/);
     const capacity = await browser.post(
       '/admin/schedules',
@@ -223,7 +232,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
       { csrfFrom: '/admin/schedules/new' },
     );
     assert.equal(capacity.statusCode, 400);
-    assert.match(capacity.body, /<p class="error" id="capacity-error">[^<]*must be an integer from 1/);
+    assert.match(capacity.body, /<p class="error" id="capacity-error">Enter a whole number from 1 to /);
     const exception = await browser.post(
       '/admin/schedules',
       { ...form, 'weekly_hours.mon': '09:00-12:00', exceptions: '2026-02-30 closed' },
@@ -251,7 +260,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     assert.match(list.body, /Room &lt;7&gt;/);
   });
 
-  test('deleting a schedule is refused with the reason while it has upcoming bookings; customer text is escaped', async () => {
+  test('retiring a schedule is refused with the reason while it has upcoming bookings; customer text is escaped', async () => {
     const browser = new Browser(inst);
     await browser.signIn();
     const reasonId = inst.schedules[0]!.reasons[0]!.id;
@@ -272,7 +281,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     assert.match(list.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
     assert.doesNotMatch(list.body, /<script>alert/);
 
-    const refused = await browser.post(`/admin/schedules/${scheduleId}/delete`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` });
+    const refused = await browser.post(`/admin/schedules/${scheduleId}/retire`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` });
     assert.equal(refused.statusCode, 409);
     assert.match(refused.body, /still has 1 upcoming booking/);
     assert.equal((await inst.api({ method: 'GET', url: `/api/reasons?schedule=${scheduleId}` })).statusCode, 200);
@@ -282,9 +291,16 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     const slots = await inst.api({ method: 'GET', url: `/api/slots?schedule=${scheduleId}&reason=${reasonId}&day=2026-06-02` });
     assert.ok((slots.json().data as string[]).includes('2026-06-02 09:00:00'), 'the time is free again');
 
-    const deleted = await browser.post(`/admin/schedules/${scheduleId}/delete`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` });
-    assert.equal(deleted.statusCode, 303);
+    const retired = await browser.post(`/admin/schedules/${scheduleId}/retire`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` });
+    assert.equal(retired.statusCode, 303);
     assert.equal((await inst.api({ method: 'GET', url: `/api/reasons?schedule=${scheduleId}` })).statusCode, 404);
+    // the cancelled booking is kept, under the retired schedule
+    assert.match((await browser.get(`/admin/bookings/${detailsId}`)).body, /cancelled/);
+    assert.equal(
+      (await browser.post(`/admin/schedules/${scheduleId}/restore`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` })).statusCode,
+      303,
+    );
+    assert.equal((await inst.api({ method: 'GET', url: `/api/reasons?schedule=${scheduleId}` })).statusCode, 200);
   });
 
   test('the form editor checks fields with the import rules; reasons; booking by hand; customer search', async () => {
@@ -306,7 +322,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
       { csrfFrom: editUrl },
     );
     assert.equal(bad.statusCode, 400);
-    assert.match(bad.body, /<p class="error" id="f1_options-error">[^<]*a select needs a non-empty list/);
+    assert.match(bad.body, /<p class="error" id="f1_options-error">A list needs its options/);
     assert.match(bad.body, /id="f1_name" name="f1_name" value="size"/);
     const saved = await browser.post(
       `${editUrl}/form`,
@@ -334,7 +350,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
       { csrfFrom: editUrl },
     );
     assert.equal(badReason.statusCode, 400);
-    assert.match(badReason.body, /<p class="error" id="new_reason_duration_minutes-error">[^<]*must be an integer from 1/);
+    assert.match(badReason.body, /<p class="error" id="new_reason_duration_minutes-error">Enter a whole number from 1 to /);
     assert.match(badReason.body, /value="Check-up"/);
     assert.equal(
       (await browser.post(`${editUrl}/reasons`, { new_reason_name: 'Check-up', new_reason_duration_minutes: '30' }, { csrfFrom: editUrl }))
@@ -346,10 +362,10 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     // by hand, Tuesday 2026-06-02 09:00-17:00 (weekly hours of the schedule created above)
     const bookUrl = `/admin/schedules/${schedule.id}/book`;
     const shown = await browser.get(`${bookUrl}?reason=${reasonId}&day=2026-06-02`);
-    assert.match(shown.body, /value="2026-06-02 09:00:00"/);
+    assert.match(shown.body, /name="time" id="slot-0" value="09:00:00"/);
     const invalid = await browser.post(
       bookUrl,
-      { reason: String(reasonId), day: '2026-06-02', slot: '2026-06-02 09:00:00', 'answer.size': 'M', 'answer.email': 'not an address' },
+      { reason: String(reasonId), day: '2026-06-02', time: '09:00:00', 'answer.size': 'M', 'answer.email': 'not an address' },
       { csrfFrom: bookUrl },
     );
     assert.equal(invalid.statusCode, 400);
@@ -359,7 +375,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
       {
         reason: String(reasonId),
         day: '2026-06-02',
-        slot: '2026-06-02 09:00:00',
+        time: '09:00:00',
         'answer.size': 'M',
         'answer.email': 'Phone.Caller@Example.com',
       },
@@ -372,11 +388,11 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     assert.ok(!(slots.json().data as string[]).includes('2026-06-02 09:00:00'), 'the time is taken for the API too');
     const taken = await browser.post(
       bookUrl,
-      { reason: String(reasonId), day: '2026-06-02', slot: '2026-06-02 09:00:00', 'answer.size': 'S', 'answer.email': 'x@example.com' },
+      { reason: String(reasonId), day: '2026-06-02', time: '09:00:00', 'answer.size': 'S', 'answer.email': 'x@example.com' },
       { csrfFrom: bookUrl },
     );
     assert.equal(taken.statusCode, 409);
-    assert.match(taken.body, /no longer free/);
+    assert.match(taken.body, /09:00 on 2026-06-02 is not a free time for Check-up/);
 
     // search is case-insensitive on both engines, and % is a literal character
     assert.match((await browser.get('/admin/customers?q=CALLER')).body, /Phone\.Caller@Example\.com/);

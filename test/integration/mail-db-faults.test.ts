@@ -25,7 +25,7 @@ import {
   mailInstallation,
   messageIdOf,
   messageKey,
-  pastMonday,
+  recentPast,
   until,
   type ReceivedMail,
 } from './mail-support.js';
@@ -69,7 +69,7 @@ test('mail: PostgreSQL stopped and restarted twice while mail is delivered: ever
   let worker: OutboxWorker | null = null;
   try {
     await migrate(db);
-    const now = pastMonday();
+    const now = recentPast();
     const inst = await mailInstallation('postgres', now, { db, url: pg.url, dispose: async () => {} });
     const bookings = 15;
     for (let i = 0; i < bookings; i += 1) await inst.book(`${localDate(now + DAY)} 09:00:00`, `customer${i}@example.com`);
@@ -154,7 +154,7 @@ async function holdWriteLock(file: string): Promise<{ release(): void; done: Pro
 }
 
 test('mail: SQLite write lock held past the busy timeout as a message is accepted: it is recorded later, never sent twice', async () => {
-  const now = pastMonday();
+  const now = recentPast();
   const inst = await mailInstallation('sqlite', now);
   const smtp = await TestSmtpServer.start();
   let worker: OutboxWorker | null = null;

@@ -8,7 +8,7 @@ import { describeEachDatabase } from '../support/databases.js';
 import { startOutboxWorker, type OutboxLog } from '../../src/app/outbox-delivery.js';
 import { listMessages } from '../../src/app/outbox.js';
 import { markSent } from '../../src/db/repos/outbox.repository.js';
-import { TestSmtpServer, localDate, mailInstallation, pastMonday, until } from './mail-support.js';
+import { TestSmtpServer, localDate, mailInstallation, recentPast, until } from './mail-support.js';
 
 const DAY = 86_400_000;
 
@@ -28,7 +28,7 @@ describeEachDatabase('mail lanes', (dialect) => {
   });
 
   test('a send the SMTP server holds keeps only its own lane: the other 19 messages arrive meanwhile, each once', async () => {
-    const now = pastMonday();
+    const now = recentPast();
     const inst = await mailInstallation(dialect, now);
     const warnings: string[] = [];
     const log: OutboxLog = { info() {}, warn: (_o, msg) => warnings.push(msg), error: (_o, msg) => warnings.push(msg) };
@@ -66,7 +66,7 @@ describeEachDatabase('mail lanes', (dialect) => {
   });
 
   test("'sent' records written together: each row gets its own time; a row already sent is left as it was", async () => {
-    const now = pastMonday();
+    const now = recentPast();
     const inst = await mailInstallation(dialect, now);
     try {
       await inst.book(slot(now, 0), 'a@example.com');

@@ -9,7 +9,7 @@ import { describeEachDatabase } from '../support/databases.js';
 import { freePort, serve, type ServeProcess } from '../support/processes.js';
 import { listMessages } from '../../src/app/outbox.js';
 import { SHUTDOWN_TIMEOUT_MS } from '../../src/server.js';
-import { TestSmtpServer, localDate, mailInstallation, messageKey, pastMonday, until } from './mail-support.js';
+import { TestSmtpServer, localDate, mailInstallation, messageKey, recentPast, until } from './mail-support.js';
 
 const DAY = 86_400_000;
 
@@ -70,7 +70,7 @@ describeEachDatabase('mail: shutdown with a send in flight', (dialect) => {
   for (const concurrency of [1, 4])
     test(`SIGTERM while the SMTP server stalls on DATA exits 0 within seconds; after a restart the message arrives once (MAIL_CONCURRENCY=${concurrency})`, async () => {
       const inFlight = Math.min(concurrency, 2);
-      const now = pastMonday();
+      const now = recentPast();
       const inst = await mailInstallation(dialect, now);
       let server: ServeProcess | null = null;
       try {

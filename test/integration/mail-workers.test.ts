@@ -14,7 +14,7 @@ import { serve } from '../support/processes.js';
 import { connect } from '../../src/db/connect.js';
 import { startOutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages } from '../../src/app/outbox.js';
-import { TestSmtpServer, localDate, mailInstallation, messageKey, pastMonday, until } from './mail-support.js';
+import { TestSmtpServer, localDate, mailInstallation, messageKey, recentPast, until } from './mail-support.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DAY = 86_400_000;
@@ -48,7 +48,7 @@ describeEachDatabase('mail workers', (dialect) => {
   });
 
   test('a process SIGKILLed between claiming and sending: after a restart the message arrives, once', async () => {
-    const now = pastMonday();
+    const now = recentPast();
     const inst = await mailInstallation(dialect, now);
     const child = (() => {
       const script = join(scratch, `claim-and-hang-${dialect}.mjs`);
@@ -101,7 +101,7 @@ describeEachDatabase('mail workers', (dialect) => {
   });
 
   test('two workers with their own connections drain 150 messages: each delivered exactly once', async () => {
-    const now = pastMonday();
+    const now = recentPast();
     const inst = await mailInstallation(dialect, now);
     const second = connect(inst.url);
     const expected: string[] = [];

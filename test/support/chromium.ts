@@ -41,14 +41,18 @@ if (problem && process.env.CI === 'true') {
 export const BROWSER_SKIP: string | false = problem ? `browser tier SKIPPED: ${problem}` : false;
 if (BROWSER_SKIP) console.log(`# NOTE: ${BROWSER_SKIP}`);
 
-/** A headless chromium with a fresh profile directory, removed on close. */
-export async function launchBrowser(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+/** A headless chromium with a fresh profile directory, removed on close; `javaScriptEnabled: false` browses as without JavaScript. */
+export async function launchBrowser(
+  options: { javaScriptEnabled?: boolean; timezoneId?: string } = {},
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'booking-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 900 },
+    javaScriptEnabled: options.javaScriptEnabled ?? true,
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
   });
   return {
     context,

@@ -47,12 +47,16 @@ export interface ScheduleDefinition {
 
 export interface StoredReason extends ReasonDefinition {
   readonly id: number;
+  /** when it was retired (gone from the API and new bookings, its bookings kept); null or absent: in service */
+  readonly retiredAt?: number | null;
 }
 
 /** A definition as the database holds it, with the ids it gave the schedule and its reasons. */
 export interface StoredSchedule extends Omit<ScheduleDefinition, 'reasons'> {
   readonly id: number;
   readonly reasons: readonly StoredReason[];
+  /** when it was retired (gone from the API and new bookings, its bookings kept); null or absent: in service */
+  readonly retiredAt?: number | null;
 }
 
 /** What the free-time engine reads: the settings and the hours, exceptions keyed by local day. */

@@ -53,3 +53,16 @@ export async function deleteStaleAdminSessions(db: Q, now: number, idleBefore: n
     .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', idleBefore)]))
     .execute();
 }
+
+/** Holds a newly generated API token on the session row until the page that shows it once is opened. */
+export async function holdUnshownToken(trx: Q, idHash: string, token: string): Promise<void> {
+  await trx.updateTable('admin_sessions').set({ unshown_api_token: token }).where('id_hash', '=', idHash).execute();
+}
+
+/** The token held on the session row, cleared in the same transaction: null once it has been taken. */
+export async function takeUnshownTokenRow(trx: Q, idHash: string): Promise<string | null> {
+  const row = await trx.selectFrom('admin_sessions').select('unshown_api_token').where('id_hash', '=', idHash).executeTakeFirst();
+  if (!row?.unshown_api_token) return null;
+  await trx.updateTable('admin_sessions').set({ unshown_api_token: null }).where('id_hash', '=', idHash).execute();
+  return row.unshown_api_token;
+}

@@ -8,7 +8,14 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Db } from '../connect.js';
 import type { Database, OutboxTable } from '../schema.js';
-import { mailRecipient, MESSAGE_STATES, type MessageKind, type MessageState } from '../../core/messages.js';
+import {
+  DISCARDABLE_STATES,
+  DISCARDED_REASON,
+  mailRecipient,
+  MESSAGE_STATES,
+  type MessageKind,
+  type MessageState,
+} from '../../core/messages.js';
 import type { InstallationSettings } from '../../core/settings.js';
 import { findBookingDetailsByIds, type BookingDetails } from './booking.repository.js';
 import { loadSettings } from './installation.repository.js';
@@ -126,6 +133,32 @@ export async function releaseClaim(db: Q, id: number, claimedUntil: number, now:
     .where('claimed_until', '=', claimedUntil)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+/** A claimed message not sent on purpose (core/messages.ts staleMessageReason): done, with why. Guarded by the claim. */
+export async function markSkipped(db: Q, id: number, claimedUntil: number, reason: string): Promise<boolean> {
+  const result = await db
+    .updateTable('outbox')
+    .set({ state: 'skipped', skip_reason: reason, claimed_until: null })
+    .where('id', '=', id)
+    .where('state', '=', 'sending')
+    .where('claimed_until', '=', claimedUntil)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * The operator discards waiting messages (one, or with `id` null all of them): they end 'skipped', never sent.
+ * A message a worker holds right now is left alone (its claim has not expired). Returns how many.
+ */
+export async function discardWaiting(db: Q, id: number | null, now: number): Promise<number> {
+  let query = db
+    .updateTable('outbox')
+    .set({ state: 'skipped', skip_reason: DISCARDED_REASON, claimed_until: null })
+    .where((eb) => eb.or([eb('state', 'in', DISCARDABLE_STATES), eb.and([eb('state', '=', 'sending'), eb('claimed_until', '<=', now)])]));
+  if (id !== null) query = query.where('id', '=', id);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 export async function markAttemptFailed(

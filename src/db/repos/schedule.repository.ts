@@ -84,17 +84,12 @@ export async function reasonExists(db: Q, scheduleId: number, reasonId: number):
   return row !== undefined;
 }
 
-/** A schedule's or a reason's bookings, with their mail. */
-async function deleteBookingsOf(trx: Q, column: 'schedule_id' | 'reason_id', id: number): Promise<void> {
-  const bookings = trx.selectFrom('bookings').select('id').where(column, '=', id);
-  await trx.deleteFrom('outbox').where('booking_id', 'in', bookings).execute();
-  await trx.deleteFrom('bookings').where(column, '=', id).execute();
-}
-
-/** The schedule with its bookings and their mail; its reasons and form go with it (foreign keys cascade). */
-export async function deleteSchedule(trx: Q, id: number): Promise<void> {
-  await deleteBookingsOf(trx, 'schedule_id', id);
-  await trx.deleteFrom('schedules').where('id', '=', id).execute();
+/**
+ * Retires a schedule or a reason (retiredAt) or brings it back (null). Never a deletion: its bookings, their
+ * mail and the customers' histories stay as they are.
+ */
+export async function setRetired(trx: Q, table: 'schedules' | 'reasons', id: number, retiredAt: number | null): Promise<void> {
+  await trx.updateTable(table).set({ retired_at: retiredAt }).where('id', '=', id).execute();
 }
 
 export async function insertReason(trx: Q, scheduleId: number, reason: ReasonDefinition): Promise<number> {
@@ -104,12 +99,6 @@ export async function insertReason(trx: Q, scheduleId: number, reason: ReasonDef
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
-}
-
-/** The reason with its bookings and their mail. */
-export async function deleteReason(trx: Q, id: number): Promise<void> {
-  await deleteBookingsOf(trx, 'reason_id', id);
-  await trx.deleteFrom('reasons').where('id', '=', id).execute();
 }
 
 export async function updateReason(trx: Q, id: number, reason: ReasonDefinition): Promise<void> {
@@ -141,16 +130,27 @@ export async function replaceForm(trx: Q, scheduleId: number, form: readonly For
     .execute();
 }
 
-/** Every schedule with its reasons and form, by ascending id: what the API's cache holds. */
-export async function loadSchedules(db: Q): Promise<StoredSchedule[]> {
+/**
+ * Every schedule with its reasons and form, by ascending id. By default only what is in service (what the
+ * API's cache holds); the admin area asks for the retired ones too.
+ */
+export async function loadSchedules(db: Q, options: { includeRetired?: boolean } = {}): Promise<StoredSchedule[]> {
+  const inService = !options.includeRetired;
+  let scheduleQuery = db.selectFrom('schedules').selectAll().orderBy('id');
+  let reasonQuery = db.selectFrom('reasons').selectAll().orderBy('id');
+  if (inService) {
+    scheduleQuery = scheduleQuery.where('retired_at', 'is', null);
+    reasonQuery = reasonQuery.where('retired_at', 'is', null);
+  }
   const [schedules, reasons, fields] = await Promise.all([
-    db.selectFrom('schedules').selectAll().orderBy('id').execute(),
-    db.selectFrom('reasons').selectAll().orderBy('id').execute(),
+    scheduleQuery.execute(),
+    reasonQuery.execute(),
     db.selectFrom('form_fields').selectAll().orderBy('schedule_id').orderBy('position').execute(),
   ]);
   return schedules.map((s) => ({
     id: s.id,
     name: s.name,
+    retiredAt: s.retired_at === null ? null : Number(s.retired_at),
     settings: {
       slotIntervalMinutes: s.slot_interval_minutes,
       minNoticeMinutes: s.min_notice_minutes,
@@ -168,7 +168,13 @@ export async function loadSchedules(db: Q): Promise<StoredSchedule[]> {
     })),
     reasons: reasons
       .filter((r) => r.schedule_id === s.id)
-      .map((r) => ({ id: r.id, name: r.name, description: r.description, durationMinutes: r.duration_minutes })),
+      .map((r) => ({
+        id: r.id,
+        name: r.name,
+        description: r.description,
+        durationMinutes: r.duration_minutes,
+        retiredAt: r.retired_at === null ? null : Number(r.retired_at),
+      })),
     form: fields
       .filter((f) => f.schedule_id === s.id)
       .map((f) => ({

@@ -11,10 +11,25 @@ import { text } from './form-input.js';
 import { publicFields, type FormField } from '../../core/forms/form-fields.js';
 import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
 import type { Snapshot } from '../../app/snapshot.js';
+import { mailWarning, type FixedMailSettings } from './mail.js';
 import { openingIntervals } from '../../core/availability/free-slots.js';
+import { withinOpeningHours } from '../../core/availability/outside-hours.js';
 import { html, type Markup } from './html.js';
-import { checkbox, csrfField, fieldError, input, page, select, textarea, type Errors } from './layout.js';
-import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import {
+  checkbox,
+  confirmPage,
+  csrfField,
+  fieldError,
+  humanReason,
+  input,
+  onceField,
+  page,
+  select,
+  textarea,
+  type Errors,
+} from './layout.js';
+import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
+import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 
 const SOURCE_LABEL: Record<string, string> = { api: 'API', admin: 'admin area (by hand)' };
 
@@ -45,14 +60,14 @@ function answerValue(value: unknown): string {
   return String(value);
 }
 
-export async function bookingRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
-  bookingListRoute(app, deps);
+export async function bookingRoutes(app: FastifyInstance, deps: AdminDeps, fixedMail: FixedMailSettings): Promise<void> {
+  bookingListRoute(app, deps, fixedMail);
   bookingDetailsRoutes(app, deps);
   weekCalendarRoute(app, deps);
   bookByHandRoutes(app, deps);
 }
 
-function bookingListRoute(app: FastifyInstance, { db, clock }: AdminDeps): void {
+function bookingListRoute(app: FastifyInstance, { db, clock }: AdminDeps, fixedMail: FixedMailSettings): void {
   app.get('/bookings', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
     const q = query(request);
@@ -81,7 +96,7 @@ function bookingListRoute(app: FastifyInstance, { db, clock }: AdminDeps): void 
       page(
         ctx,
         'Bookings',
-        html`
+        html`${await mailWarning(db, snapshot, fixedMail)}
 <form method="get" action="/admin/bookings" class="card row">
 ${select(
   'Show',
@@ -98,7 +113,7 @@ ${input('From', 'from', q.from ?? '', errors, { type: 'date' })}
 ${input('To', 'to', q.to ?? '', errors, { type: 'date' })}
 ${checkbox('Include cancelled', 'cancelled', includeCancelled)}
 <button>Show</button></form>
-<p>${schedules.map((s) => html`<a class="button secondary" href="/admin/schedules/${s.id}/book">Book by hand: ${s.name}</a> `)}</p>
+<p>${schedules.filter((s) => !s.retiredAt).map((s) => html`<a class="button secondary" href="/admin/schedules/${s.id}/book">Book by hand: ${s.name}</a> `)}</p>
 ${bookingTable(snapshot, rows)}`,
       ),
       Object.keys(errors).length ? 400 : 200,
@@ -140,9 +155,8 @@ ${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th
         }</section>
 ${
   booking.status === 'booked'
-    ? html`<section><form method="post" action="/admin/bookings/${booking.detailsId}/cancel">${csrfField(ctx)}
-<p class="muted">Cancelling frees the time at once; the customer is sent a cancellation e-mail.</p>
-<button class="delete">Cancel this booking</button></form></section>`
+    ? html`<section><p class="muted">Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>
+<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a></section>`
     : ''
 }`,
         { flash: q.saved === 'cancelled' ? 'Booking cancelled. The time is free again.' : q.saved === 'booked' ? 'Booked.' : undefined },
@@ -150,9 +164,36 @@ ${
     );
   });
 
+  app.get('/bookings/:details/cancel', async (request, reply) => {
+    const { page: ctx, snapshot } = state(request);
+    const booking = await findBooking(db, (request.params as { details: string }).details);
+    if (!booking) throw new NotFound('Booking not found');
+    const back = `/admin/bookings/${encodeURIComponent(booking.detailsId)}`;
+    if (booking.status !== 'booked') return reply.redirect(back, 303);
+    const who = booking.customerName || booking.customerEmail || `Customer ${booking.customerId}`;
+    return sendPage(
+      reply,
+      confirmPage(
+        ctx,
+        'Cancel this booking?',
+        html`<p>The booking of <strong>${who}</strong> on <strong>${localTime(snapshot, booking.start)}</strong> (${booking.scheduleName}, ${booking.reasonName}) will be cancelled:</p>
+<ul><li>the time becomes free at once, for the API and for booking by hand;</li>
+<li>${booking.customerEmail ? html`the customer is e-mailed a cancellation at <strong>${booking.customerEmail}</strong>;` : 'the customer has no e-mail address: tell them yourself;'}</li>
+<li>the booking stays in the list and in the customer's history, marked cancelled. A cancellation cannot be undone.</li></ul>`,
+        `${back}/cancel`,
+        'Confirm cancellation',
+        back,
+      ),
+    );
+  });
+
   app.post('/bookings/:details/cancel', async (request, reply) => {
     const detailsId = (request.params as { details: string }).details;
-    if (!(await cancelBooking(db, detailsId, clock()))) throw new NotFound('Booking not found or already cancelled');
+    if (!(await cancelBooking(db, detailsId, clock()))) {
+      // sent twice (Back, a double click): already cancelled is the outcome asked for
+      const booking = await findBooking(db, detailsId);
+      if (booking?.status !== 'cancelled') throw new NotFound('Booking not found');
+    }
     return reply.redirect(`/admin/bookings/${encodeURIComponent(detailsId)}?saved=cancelled`, 303);
   });
 }
@@ -187,7 +228,10 @@ function weekCalendarRoute(app: FastifyInstance, { db, clock }: AdminDeps): void
           const booked = rows.filter((b) => localDay(b.start) === day);
           return html`<div class="day${hours.length ? '' : ' closed'}"><h3>${weekdayOf(day)} ${formatDate(day)}</h3>
 <p class="muted">${hours.length ? hours.map((h) => `${formatClock(h.start)}-${formatClock(h.end)}`).join(', ') : 'closed'}${schedule.rules.exceptions.has(day) ? ' (exception)' : ''}</p>
-${booked.map((b) => html`<a class="appt" href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start).slice(11)}–${localTime(snapshot, b.end).slice(11)} ${b.reasonName}<br>${b.customerName || b.customerEmail}</a>`)}
+${booked.map((b) => {
+  const outside = snapshot.zone !== null && !withinOpeningHours(schedule.rules, snapshot.zone, b.start, b.end);
+  return html`<a class="appt${outside ? ' outside' : ''}" href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start).slice(11)}–${localTime(snapshot, b.end).slice(11)} ${b.reasonName}<br>${b.customerName || b.customerEmail}${outside ? html`<br><strong>outside the opening hours</strong>` : ''}</a>`;
+})}
 </div>`;
         })}</div>`,
       ),
@@ -215,11 +259,12 @@ async function bookPage(
   scheduleId: number,
   values: Record<string, string>,
   errors: Errors,
+  once: string,
 ): Promise<string> {
   const { page: ctx } = state(request);
   const snapshot = await snapshots.current();
   const schedule = snapshot.schedules.get(scheduleId);
-  if (!schedule) throw new NotFound('Schedule not found');
+  if (!schedule) throw new NotFound('Schedule not found (or retired)');
   const reasons = [...schedule.reasons.values()];
   const reasonId = idParam(values.reason) ?? reasons[0]?.id ?? null;
   const day = values.day || formatDate(today(snapshot, clock()));
@@ -234,6 +279,8 @@ async function bookPage(
       slotNote = 'This day is outside the booking window (notice and horizon).';
     }
   }
+  // One form: the reason and day saved are those the page shows. "Show free times" posts it too (nothing is
+  // created then), so the answers typed so far are kept; the times listed are those of the reason and day shown.
   return page(
     ctx,
     `Book by hand: ${schedule.name}`,
@@ -242,25 +289,35 @@ ${
   reasons.length === 0
     ? html`<p class="alert">This schedule has no reasons yet. <a href="/admin/schedules/${schedule.id}#reasons">Add one</a>.</p>`
     : html`
-<form method="get" action="/admin/schedules/${schedule.id}/book" class="card row">
+<form method="post" action="/admin/schedules/${schedule.id}/book" id="book-form">${csrfField(ctx)}${onceField(once)}
+<div class="card row">
 ${select(
   'Reason',
   'reason',
   String(reasonId ?? ''),
   reasons.map((r): [string, string] => [String(r.id), `${r.name} (${r.durationMinutes} min)`]),
-  {},
+  errors,
 )}
-${input('Day', 'day', day, {}, { type: 'date' })}
-<button class="secondary">Show free times</button></form>
-<form method="post" action="/admin/schedules/${schedule.id}/book" class="card">${csrfField(ctx)}
-<input type="hidden" name="reason" value="${String(reasonId ?? '')}"><input type="hidden" name="day" value="${day}">
-<fieldset${errors.slot ? html` class="invalid"` : ''}><legend>Free times on ${day}</legend>
-${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label><input type="radio" name="slot" id="slot-${i}" value="${s}"${values.slot === s ? html` checked` : ''}> ${s.slice(11, 16)}</label>`)}</div>` : html`<p class="muted">${slotNote}</p>`}
-${fieldError(errors, 'slot')}</fieldset>
-<h2>Customer</h2>
+${input('Day', 'day', day, errors, { type: 'date' })}
+<button class="secondary" name="show" value="1" formnovalidate>Show free times</button></div>
+<fieldset class="card${errors.time ? ' invalid' : ''}" id="times"><legend>Free times on ${day} for ${schedule.reasons.get(reasonId ?? 0)?.name ?? ''}</legend>
+${fieldError(errors, 'time')}
+${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label><input type="radio" name="time" id="slot-${i}" value="${s.slice(11)}"${values.time === s.slice(11) ? html` checked` : ''}> ${s.slice(11, 16)}</label>`)}</div>` : html`<p class="muted">${slotNote}</p>`}
+<p class="muted stale-note" hidden>The reason or day changed: press "Show free times" to see its free times.</p>
+</fieldset>
+<div class="card"><h2>Customer</h2>
 ${answerInputs(publicFields(schedule.form), values, errors)}
-<button>Book</button></form>`
+<button name="book" value="1">Book</button></div></form>`
 }`,
+    {
+      errors,
+      labels: {
+        reason: 'Reason',
+        day: 'Day',
+        time: 'Time',
+        ...Object.fromEntries(publicFields(schedule.form).map((f) => [`answer.${f.name}`, f.label])),
+      },
+    },
   );
 }
 
@@ -275,14 +332,18 @@ function submissionOf(form: readonly FormField[], values: Record<string, string>
   return submission;
 }
 
+const TIME_SHAPE = /^\d{2}:\d{2}(:\d{2})?$/;
+
 /** Booking by hand, for a customer on the phone: pick a reason, a day and a free time, fill in the form. */
 function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
   const { db, clock, snapshots } = deps;
   app.get('/schedules/:id/book', async (request, reply) => {
     const id = idParam((request.params as { id?: string }).id);
     if (id === null) throw new NotFound('Schedule not found');
+    const once = formTokenOfPage(request, reply);
+    if (once === null) return reply;
     const q = query(request);
-    return sendPage(reply, await bookPage(deps, request, id, { reason: q.reason ?? '', day: q.day ?? '' }, {}));
+    return sendPage(reply, await bookPage(deps, request, id, { reason: q.reason ?? '', day: q.day ?? '' }, {}, once));
   });
 
   app.post('/schedules/:id/book', async (request, reply) => {
@@ -290,32 +351,43 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
     if (id === null) throw new NotFound('Schedule not found');
     const raw = body(request);
     const values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
+    const once = values._once ?? '';
+    const again = (errors: Errors, status: number) =>
+      bookPage(deps, request, id, values, errors, once).then((p) => sendPage(reply, p, status));
+    // "Show free times": the same form, nothing created; the time chosen for another reason or day is dropped
+    if (values.show) return again({}, 200);
+    await checkFormToken(db, once);
     const snapshot = await snapshots.current();
     const schedule = snapshot.schedules.get(id);
-    if (!schedule) throw new NotFound('Schedule not found');
-    const submission = submissionOf(schedule.form, values);
+    if (!schedule) throw new NotFound('Schedule not found (or retired)');
     const reasonId = idParam(values.reason);
-    if (!values.slot) return sendPage(reply, await bookPage(deps, request, id, values, { slot: 'Choose a free time.' }), 400);
+    const reason = reasonId === null ? undefined : schedule.reasons.get(reasonId);
+    if (!reason) return again({ reason: 'Choose one of the reasons listed.' }, 400);
+    const day = values.day ?? '';
+    if (parseDate(day) === null) return again({ day: 'Enter a date (YYYY-MM-DD).' }, 400);
+    const time = values.time ?? '';
+    if (!TIME_SHAPE.test(time)) return again({ time: 'Choose a free time.' }, 400);
+    const slot = `${day} ${time.length === 5 ? `${time}:00` : time}`;
+    const now = clock();
     try {
       const created = await createBooking(
         db,
         snapshot,
-        {
-          scheduleId: id,
-          reasonId: reasonId ?? 0,
-          slot: values.slot,
-          submission,
-          source: 'admin',
-        },
-        clock(),
+        { scheduleId: id, reasonId: reason.id, slot, submission: submissionOf(schedule.form, values), source: 'admin' },
+        now,
+        claimFormToken(once, now, (c: { detailsId: string }) => `/admin/bookings/${c.detailsId}`),
       );
       return reply.redirect(`/admin/bookings/${created.detailsId}?saved=booked`, 303);
     } catch (error) {
-      if (error instanceof InvalidInput) {
-        return sendPage(reply, await bookPage(deps, request, id, values, { [`answer.${error.path}`]: error.message }), 400);
-      }
+      if (error instanceof InvalidInput) return again({ [`answer.${error.path}`]: humanReason(error.reason) }, 400);
       if (error instanceof NotFound) {
-        return sendPage(reply, await bookPage(deps, request, id, values, { slot: 'This time is no longer free. Choose another.' }), 409);
+        // what is saved is what the page shows: a time that is not free for the shown reason and day is refused
+        return again(
+          {
+            time: `${time.slice(0, 5)} on ${day} is not a free time for ${reason.name} (${reason.durationMinutes} min). The free times for it are listed here: choose one.`,
+          },
+          409,
+        );
       }
       throw error;
     }

@@ -6,6 +6,7 @@ import type { SnapshotCache, Snapshot } from '../../app/snapshot.js';
 import type { Session } from '../../app/admin-auth.js';
 import type { FormInput } from './form-input.js';
 import { formatClock, formatDate } from '../../core/time/calendar.js';
+import { isFormToken, newFormToken } from '../../app/form-tokens.js';
 import type { PageContext } from './layout.js';
 
 export interface AdminDeps {
@@ -44,3 +45,18 @@ export function localTime(snapshot: Snapshot, instant: number): string {
 
 /** A positive id from a URL segment, or null */
 export { idParam } from '../id-param.js';
+
+/**
+ * The one-time token of the creating form on this page, carried in its address (`form=`): a page without
+ * one is redirected to itself with a fresh one. So Back after a submission returns to the same address and
+ * the same token (browsers fetch a no-store page again on Back), and the resubmission is recognised.
+ * Returns null when the redirect was sent.
+ */
+export function formTokenOfPage(request: FastifyRequest, reply: FastifyReply): string | null {
+  const token = query(request).form;
+  if (token !== undefined && isFormToken(token)) return token;
+  const url = new URL(request.url, 'http://admin.invalid');
+  url.searchParams.set('form', newFormToken());
+  void reply.redirect(`${url.pathname}${url.search}`, 303);
+  return null;
+}

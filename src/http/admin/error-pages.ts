@@ -2,6 +2,7 @@
 // status, other client errors their own message, and a server error shows nothing but a pointer to the log.
 import type { FastifyInstance } from 'fastify';
 import { Conflict, DatabaseUnavailable, InvalidInput, NotFound } from '../../core/errors.js';
+import { AlreadySubmitted } from '../../app/form-tokens.js';
 import { html } from './html.js';
 import { page, type PageContext } from './layout.js';
 import { sendPage, state } from './context.js';
@@ -23,6 +24,19 @@ export function errorPages(app: FastifyInstance): void {
       return sendPage(
         reply,
         page(ctx, 'Not possible', html`<p class="danger">${error.message}</p><p><a href="javascript:history.back()">Back</a></p>`),
+        409,
+      );
+    if (error instanceof AlreadySubmitted)
+      return sendPage(
+        reply,
+        page(
+          ctx,
+          error.missingToken ? 'Form not accepted' : 'Already submitted',
+          error.missingToken
+            ? html`<p class="danger" role="alert">This form could not be checked against double submission. Nothing was saved. Reload the page and send it again.</p>`
+            : html`<p class="alert" role="alert">This form was already submitted. Nothing was created a second time.</p>
+${error.outcome ? html`<p><a class="button" href="${error.outcome}">See what the first submission created</a></p>` : ''}`,
+        ),
         409,
       );
     if (error instanceof DatabaseUnavailable) {

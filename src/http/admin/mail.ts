@@ -4,13 +4,23 @@
 // the URL with the password masked, and saving the masked value keeps the stored password.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NotFound } from '../../core/errors.js';
-import { countMessages, listMessages, previewMessage, retryMessage } from '../../app/outbox.js';
-import { MESSAGE_STATES, type MessageState } from '../../core/messages.js';
+import {
+  countMessages,
+  discardAllWaiting,
+  discardMessage,
+  listMessages,
+  mailHealth,
+  previewMessage,
+  retryMessage,
+} from '../../app/outbox.js';
+import { DISCARDABLE_STATES, MESSAGE_STATES, type MessageState } from '../../core/messages.js';
 import { saveSendingSettings } from '../../app/sending-settings.js';
 import { text } from './form-input.js';
 import { maskSmtpUrl } from '../../core/settings.js';
 import { html, type Markup } from './html.js';
-import { csrfField, input, page, select, type Errors } from './layout.js';
+import { confirmPage, csrfField, input, page, select, type Errors } from './layout.js';
+import type { Db } from '../../db/connect.js';
+import type { Snapshot } from '../../app/snapshot.js';
 import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
 
 /** The e-mail preview's own headers (replacing the admin pages' CSP and X-Frame-Options: DENY for this document). */
@@ -29,6 +39,23 @@ export interface FixedMailSettings {
 function fixedField(label: string, name: string, value: string, variable: string): Markup {
   return html`<div class="field"><label for="${name}">${label}</label>
 <input id="${name}" type="text" value="${value}" readonly><small>Set by ${variable} in the environment, which takes precedence: change it there.</small></div>`;
+}
+
+/**
+ * The warning shown on the Bookings page (and the E-mail page) while mail is not going out: no SMTP server,
+ * or sending failing. Nothing when mail flows.
+ */
+export async function mailWarning(db: Db, snapshot: Snapshot, fixed: FixedMailSettings): Promise<Markup | ''> {
+  const health = await mailHealth(db, Boolean(fixed.smtpUrl || snapshot.settings.smtpUrl));
+  const waiting = `${health.waiting} message${health.waiting === 1 ? '' : 's'}`;
+  if (health.noServer)
+    return html`<div class="alert" role="status" id="mail-warning"><p><strong>E-mail is not being sent: no SMTP server is configured.</strong>
+Customers get no confirmations or cancellations; ${waiting} wait${health.waiting === 1 ? 's' : ''} in the outbox.
+<a href="/admin/mail#smtp">Set up sending</a> or <a href="/admin/mail#outbox">review the outbox</a>.</p></div>`;
+  if (health.failing > 0)
+    return html`<div class="danger" role="status" id="mail-warning"><p><strong>E-mail is failing:</strong> ${health.failing} message${health.failing === 1 ? '' : 's'} could not be sent${health.lastError ? html` (last error: ${health.lastError})` : ''}.
+<a href="/admin/mail#outbox">Review the outbox</a>.</p></div>`;
+  return '';
 }
 
 export async function mailRoutes(app: FastifyInstance, { db, clock }: AdminDeps, fixed: FixedMailSettings): Promise<void> {
@@ -71,22 +98,25 @@ ${env.smtpUrl && env.mailFrom ? '' : html`<button>Save sending settings</button>
     const q = query(request);
     const chosen = (MESSAGE_STATES as readonly string[]).includes(q.state ?? '') ? (q.state as MessageState) : undefined;
     const [messages, counts] = await Promise.all([listMessages(db, { state: chosen, limit: 200 }), countMessages(db)]);
+    const waiting = DISCARDABLE_STATES.reduce((n, s) => n + (counts[s] ?? 0), 0);
     return page(
       ctx,
       'E-mail',
-      html`${smtpSection(request, values, errors)}
+      html`${await mailWarning(db, snapshot, fixed)}${smtpSection(request, values, errors)}
 <h2 id="outbox">Outbox</h2>
 <p>${MESSAGE_STATES.map((s) => html`<span class="muted">${s}: ${counts[s] ?? 0}</span> · `)}</p>
+<p class="muted">A message whose moment has passed (a confirmation of a cancelled or begun appointment, a cancellation of a past one) is not sent: it ends "skipped", with the reason.</p>
+${waiting > 0 ? html`<p><a class="button secondary" href="/admin/mail/discard">Discard all ${waiting} waiting message${waiting === 1 ? '' : 's'}…</a></p>` : ''}
 <form method="get" action="/admin/mail" class="card row">
 ${select('State', 'state', chosen ?? '', [['', 'All'], ...MESSAGE_STATES.map((s): [string, string] => [s, s])], {})}<button>Show</button></form>
 ${
   messages.length === 0
     ? html`<p class="muted">No messages.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th>Queued</th><th>Kind</th><th>To</th><th>State</th><th>Attempts</th><th>Last error</th></tr></thead><tbody>
-${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(snapshot, m.createdAt)}</a></td><td>${m.kind}</td><td>${m.recipient}</td><td>${m.state}</td><td>${m.attempts}</td><td>${m.lastError ?? ''}</td></tr>`)}
+    : html`<div class="table-wrap"><table><thead><tr><th>Queued</th><th>Kind</th><th>To</th><th>State</th><th>Attempts</th><th>Last error or why skipped</th></tr></thead><tbody>
+${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(snapshot, m.createdAt)}</a></td><td>${m.kind}</td><td>${m.recipient}</td><td>${m.state}</td><td>${m.attempts}</td><td>${m.state === 'skipped' ? `Skipped: ${m.skipReason ?? ''}` : (m.lastError ?? '')}</td></tr>`)}
 </tbody></table></div>`
 }`,
-      { flash },
+      { flash, errors, labels: { smtp_url: 'SMTP server', mail_from: 'Sender address' } },
     );
   }
 
@@ -98,7 +128,13 @@ ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(sna
         request,
         {},
         {},
-        saved === 'retry' ? 'The message will be tried again at once.' : saved === 'smtp' ? 'Sending settings saved.' : undefined,
+        saved === 'retry'
+          ? 'The message will be tried again at once.'
+          : saved === 'smtp'
+            ? 'Sending settings saved.'
+            : saved === 'discarded'
+              ? 'The waiting messages were discarded: they will not be sent.'
+              : undefined,
       ),
     );
   });
@@ -138,14 +174,26 @@ ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(sna
         `Message: ${preview.subject}`,
         html`
 <section><dl><dt>To</dt><dd>${m.recipient}</dd><dt>State</dt><dd>${m.state} (${m.attempts} attempt${m.attempts === 1 ? '' : 's'})</dd>
-${m.lastError ? html`<dt>Last error</dt><dd>${m.lastError}</dd>` : ''}
+${m.lastError ? html`<dt>Last error</dt><dd>${m.lastError}</dd>` : ''}${m.state === 'skipped' ? html`<dt>Not sent</dt><dd id="skip-reason">${m.skipReason ?? ''}</dd>` : ''}
 <dt>Queued</dt><dd>${localTime(snapshot, m.createdAt)}</dd>${m.sentAt ? html`<dt>Sent</dt><dd>${localTime(snapshot, m.sentAt)}</dd>` : ''}
 ${m.detailsId ? html`<dt>Booking</dt><dd><a href="/admin/bookings/${m.detailsId}">${m.detailsId}</a></dd>` : ''}</dl>
-${m.state !== 'sent' && m.state !== 'sending' ? html`<form method="post" action="/admin/mail/${m.id}/retry">${csrfField(ctx)}<button>Retry now</button></form>` : ''}</section>
+${
+  (DISCARDABLE_STATES as readonly string[]).includes(m.state)
+    ? html`<form method="post" action="/admin/mail/${m.id}/retry" class="row">${csrfField(ctx)}<button>Retry now</button>
+<a class="button secondary" href="/admin/mail/${m.id}/discard">Discard…</a></form>`
+    : ''
+}</section>
 <h2>Text</h2><section><pre class="mail-text">${preview.text}</pre></section>
 <h2>HTML</h2><section><iframe title="HTML version of the message" sandbox="" src="/admin/mail/${m.id}/preview" width="100%" height="400"></iframe></section>
 <h2>Calendar attachment</h2><section><p>${preview.calendar.filename} (${preview.calendar.method})</p></section>`,
-        { flash: q.saved === 'retry' ? 'The message will be tried again at once.' : undefined },
+        {
+          flash:
+            q.saved === 'retry'
+              ? 'The message will be tried again at once.'
+              : q.saved === 'discarded'
+                ? 'Message discarded: it will not be sent.'
+                : undefined,
+        },
       ),
     );
   });
@@ -159,6 +207,53 @@ ${m.state !== 'sent' && m.state !== 'sending' ? html`<form method="post" action=
     if (id === null) throw new NotFound('Message not found');
     const preview = await previewMessage(db, id);
     return reply.headers(PREVIEW_HEADERS).type('text/html; charset=utf-8').send(preview.html);
+  });
+
+  app.get('/mail/discard', async (request, reply) => {
+    const counts = await countMessages(db);
+    const waiting = DISCARDABLE_STATES.reduce((n, s) => n + (counts[s] ?? 0), 0);
+    return sendPage(
+      reply,
+      confirmPage(
+        state(request).page,
+        'Discard all waiting messages?',
+        html`<p><strong>${waiting}</strong> message${waiting === 1 ? '' : 's'} waiting in the outbox (queued, retrying or given up) will never be sent:</p>
+<ul><li>customers get none of these confirmations or cancellations, the office none of these notifications;</li>
+<li>each stays in the outbox, marked "skipped: discarded by the operator"; new bookings queue their messages as usual.</li></ul>`,
+        '/admin/mail/discard',
+        'Confirm: discard all waiting messages',
+        '/admin/mail#outbox',
+      ),
+    );
+  });
+
+  app.post('/mail/discard', async (_request, reply) => {
+    await discardAllWaiting(db, clock());
+    return reply.redirect('/admin/mail?saved=discarded#outbox', 303);
+  });
+
+  app.get('/mail/:id/discard', async (request, reply) => {
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Message not found');
+    const m = (await previewMessage(db, id)).message;
+    return sendPage(
+      reply,
+      confirmPage(
+        state(request).page,
+        'Discard this message?',
+        html`<p>The ${m.kind.replaceAll('_', ' ')} to <strong>${m.recipient}</strong> will never be sent. It stays in the outbox, marked "skipped: discarded by the operator".</p>`,
+        `/admin/mail/${m.id}/discard`,
+        'Confirm: discard this message',
+        `/admin/mail/${m.id}`,
+      ),
+    );
+  });
+
+  app.post('/mail/:id/discard', async (request, reply) => {
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Message not found');
+    await discardMessage(db, id, clock());
+    return reply.redirect(`/admin/mail/${id}?saved=discarded`, 303);
   });
 
   app.post('/mail/:id/retry', async (request, reply) => {

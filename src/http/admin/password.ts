@@ -18,7 +18,11 @@ ${input('Current password', 'current_password', '', errors, { type: 'password', 
 ${input('New password', 'new_password', '', errors, { type: 'password', required: true, autocomplete: 'new-password', hint: 'At least 8 characters. Other signed-in browsers are signed out.' })}
 ${input('New password again', 'repeat_password', '', errors, { type: 'password', required: true, autocomplete: 'new-password' })}
 <button>Change password</button></form></section>`,
-    { flash },
+    {
+      flash,
+      errors,
+      labels: { current_password: 'Current password', new_password: 'New password', repeat_password: 'New password again' },
+    },
   );
 }
 

@@ -52,7 +52,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
 
   await settingsRoutes(app, deps);
   await scheduleRoutes(app, deps);
-  await bookingRoutes(app, deps);
+  await bookingRoutes(app, deps, options.fixedMail ?? { smtpUrl: null, mailFrom: null });
   await customerRoutes(app, deps);
   await mailRoutes(app, deps, options.fixedMail ?? { smtpUrl: null, mailFrom: null });
   await webhookRoutes(app, deps);

@@ -1,6 +1,7 @@
 // The schedule page's forms, text to typed input and back. The text is turned into the import file's
-// shape and checked by core's parsers, so `booking import` and the admin area apply one set of rules; each
-// InvalidInput thrown here has the form field as its path, so a page shows the reason beside that field.
+// shape and checked by core's parsers, so `booking import` and the admin area apply one set of rules; every
+// problem is collected with the form field it is about (FormProblems), so a page shows them all at once,
+// each beside its field.
 import { InvalidInput } from '../../core/errors.js';
 import {
   DEFAULT_SETTINGS,
@@ -12,19 +13,36 @@ import {
   parseReason,
   parseSettings,
 } from '../../core/schedules/schedule-definition.js';
-import type { DateException, Interval, ReasonDefinition, StoredSchedule } from '../../core/schedules/schedule.js';
+import type { DateException, Interval, ReasonDefinition, ScheduleSettings, StoredSchedule } from '../../core/schedules/schedule.js';
 import type { FormField } from '../../core/forms/form-fields.js';
 import { WEEKDAYS, formatClock } from '../../core/time/calendar.js';
 import type { ScheduleEdit } from '../../app/admin-schedules.js';
 import { text, type FormInput } from './form-input.js';
 
-/** Runs a parser for one form field, so that its InvalidInput names that field whatever path the parser used. */
-function forField<T>(field: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (error) {
-    if (error instanceof InvalidInput) throw new InvalidInput(error.reason, field);
-    throw error;
+/** Every problem of a submitted form, by field name: a page shows them all at once, each beside its field. */
+export class FormProblems extends Error {
+  constructor(readonly problems: Readonly<Record<string, string>>) {
+    super('the form has problems');
+    this.name = 'FormProblems';
+  }
+}
+
+/** Collects the InvalidInputs of several parsers, one per field, instead of stopping at the first. */
+class ProblemCollector {
+  readonly problems: Record<string, string> = {};
+
+  take<T>(field: string, parse: () => T): T | undefined {
+    try {
+      return parse();
+    } catch (error) {
+      if (!(error instanceof InvalidInput)) throw error;
+      this.problems[field] ??= error.reason;
+      return undefined;
+    }
+  }
+
+  throwIfAny(): void {
+    if (Object.keys(this.problems).length > 0) throw new FormProblems(this.problems);
   }
 }
 
@@ -55,13 +73,21 @@ function intervalFromText(piece: string): unknown {
   return piece;
 }
 
-/** "09:00-12:00, 13:00-17:00" -> [["09:00","12:00"],["13:00","17:00"]] */
+/** A clock as people type it, "8", "8:30", "8.30" or "08:30", as "08:30"; anything else unchanged, for the parser to name. */
+function clockFromText(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const match = /^(\d{1,2})(?:[:.](\d{2}))?$/.exec(value);
+  return match ? `${match[1]!.padStart(2, '0')}:${match[2] ?? '00'}` : value;
+}
+
+/** "09:00-12:00, 13:00-17:00" (or "8-12, 13-17") -> [["09:00","12:00"],["13:00","17:00"]] */
 const intervalsFromText = (value: string): unknown[] =>
   value
     .split(/[,;\n]/)
     .map((p) => p.trim())
     .filter(Boolean)
-    .map(intervalFromText);
+    .map(intervalFromText)
+    .map((interval) => (Array.isArray(interval) ? interval.map(clockFromText) : interval));
 
 export const intervalsToText = (intervals: readonly Interval[]) =>
   intervals.map((i) => `${formatClock(i.start)}-${formatClock(i.end)}`).join(', ');
@@ -93,23 +119,27 @@ function capped(input: FormInput, field: string, max: number): string {
   return value;
 }
 
-/** Name, settings, weekly hours and exceptions from the schedule form. */
+/** Name, settings, weekly hours and exceptions from the schedule form; every problem at once (FormProblems). */
 export function scheduleFromForm(input: FormInput): ScheduleEdit {
-  const item: Record<string, unknown> = {};
-  for (const { key } of SETTING_FIELDS) item[key] = integerField(text(input, key));
-  return {
-    name: parseName(text(input, 'name'), 'name'),
-    settings: parseSettings(item, ''),
-    weeklyHours: Object.fromEntries(
-      WEEKDAYS.map((d) => {
-        const field = `weekly_hours.${d}`;
-        return [d, forField(field, () => parseIntervals(intervalsFromText(capped(input, field, MAX_HOURS_TEXT)), field))];
-      }),
-    ),
-    exceptions: forField('exceptions', () =>
-      parseExceptions(exceptionsFromText(capped(input, 'exceptions', MAX_EXCEPTIONS_TEXT)), 'exceptions'),
-    ),
-  };
+  const found = new ProblemCollector();
+  const name = found.take('name', () => parseName(text(input, 'name'), 'name'));
+  const settings: { -readonly [K in keyof ScheduleSettings]: number } = { ...DEFAULT_SETTINGS };
+  for (const { key, prop } of SETTING_FIELDS) {
+    // one setting at a time, so that each wrong one is named
+    const value = found.take(key, () => parseSettings({ [key]: integerField(text(input, key)) }, '')[prop]);
+    if (value !== undefined) settings[prop] = value;
+  }
+  const weeklyHours = Object.fromEntries(
+    WEEKDAYS.map((d) => {
+      const field = `weekly_hours.${d}`;
+      return [d, found.take(field, () => parseIntervals(intervalsFromText(capped(input, field, MAX_HOURS_TEXT)), field)) ?? []];
+    }),
+  );
+  const exceptions = found.take('exceptions', () =>
+    parseExceptions(exceptionsFromText(capped(input, 'exceptions', MAX_EXCEPTIONS_TEXT)), 'exceptions'),
+  );
+  found.throwIfAny();
+  return { name: name!, settings, weeklyHours, exceptions: exceptions! };
 }
 
 /** The form's values of a schedule, or of a new one. */
@@ -134,7 +164,17 @@ export const reasonValues = (input: FormInput, prefix: string): ReasonValues => 
   duration_minutes: text(input, prefix + 'duration_minutes'),
 });
 
+/** A reason from its inputs; every problem at once (FormProblems, keyed name, description, duration_minutes). */
 export function reasonFromForm(values: ReasonValues): ReasonDefinition {
+  const found = new ProblemCollector();
+  const only = (key: keyof ReasonValues, value: unknown) => {
+    const item = { name: 'x', description: '', duration_minutes: 1, [key]: value };
+    return found.take(key, () => parseReason(item, ''));
+  };
+  only('name', values.name);
+  only('description', values.description);
+  only('duration_minutes', integerField(values.duration_minutes));
+  found.throwIfAny();
   return parseReason({ name: values.name, description: values.description, duration_minutes: integerField(values.duration_minutes) }, '');
 }
 
@@ -172,7 +212,7 @@ export function formRowsFromInput(input: FormInput): FormRowInput[] {
   return rows;
 }
 
-/** Checks the rows with the import file's rules; an InvalidInput's path is "f<row>_<what>". */
+/** Checks the rows with the import file's rules; every problem at once (FormProblems keyed "f<row>_<what>"). */
 export function formFromRows(rows: readonly FormRowInput[]): FormField[] {
   const kept = rows
     .filter((r) => !r.remove && r.name !== '')
@@ -180,8 +220,13 @@ export function formFromRows(rows: readonly FormRowInput[]): FormField[] {
     .sort((a, b) => a.r.position - b.r.position || a.i - b.i)
     .map(({ r }) => r);
   const seen = new Set<string>();
-  return kept.map((r) => {
-    if (seen.has(r.name)) throw new InvalidInput(`the field name ${r.name} is used twice`, `f${r.row}_name`);
+  const problems: Record<string, string> = {};
+  const fields: FormField[] = [];
+  for (const r of kept) {
+    if (seen.has(r.name)) {
+      problems[`f${r.row}_name`] = `the field name ${r.name} is used twice`;
+      continue;
+    }
     seen.add(r.name);
     const options = r.options
       .split('\n')
@@ -195,13 +240,15 @@ export function formFromRows(rows: readonly FormRowInput[]): FormField[] {
       ...(r.formType === 'select' ? { options } : {}),
     };
     try {
-      return parseFormField(r.name, spec, '');
+      fields.push(parseFormField(r.name, spec, ''));
     } catch (error) {
       if (!(error instanceof InvalidInput)) throw error;
       // parsed at the top, the path is the spec's key, or '' for the name itself
-      throw new InvalidInput(error.reason, `f${r.row}_${error.path || 'name'}`);
+      problems[`f${r.row}_${error.path || 'name'}`] = error.reason;
     }
-  });
+  }
+  if (Object.keys(problems).length > 0) throw new FormProblems(problems);
+  return fields;
 }
 
 /** A stored form as the editor's rows. */

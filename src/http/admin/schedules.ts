@@ -7,24 +7,42 @@ import {
   editReason,
   getSchedule,
   listSchedules,
-  removeReason,
-  removeSchedule,
+  restoreReason,
+  restoreSchedule,
+  retireReason,
+  retireSchedule,
   saveForm,
   updateSchedule,
 } from '../../app/admin-schedules.js';
 import type { Db } from '../../db/connect.js';
+import type { Snapshot } from '../../app/snapshot.js';
+import { listBookings, type BookingRow } from '../../app/admin-bookings.js';
+import { withinOpeningHours } from '../../core/availability/outside-hours.js';
 import type { StoredReason, StoredSchedule } from '../../core/schedules/schedule.js';
 import { SETTING_FIELDS } from '../../core/schedules/schedule-definition.js';
 import { FORM_TYPES, INPUT_TYPES } from '../../core/forms/form-fields.js';
 import { WEEKDAYS } from '../../core/time/calendar.js';
 import { html, type Markup } from './html.js';
-import { csrfField, fieldError, input, page, textarea, type Errors, type PageContext } from './layout.js';
-import { body, idParam, query, sendPage, state, type AdminDeps } from './context.js';
+import {
+  confirmPage,
+  csrfField,
+  fieldError,
+  humanReason,
+  input,
+  onceField,
+  page,
+  textarea,
+  type Errors,
+  type PageContext,
+} from './layout.js';
+import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import { checkFormToken, claimFormToken, newFormToken } from '../../app/form-tokens.js';
 import { text, type FormInput } from './form-input.js';
 import {
   formFromRows,
   formRowsFromInput,
   formRowsOf,
+  FormProblems,
   reasonFromForm,
   reasonValues,
   scheduleFromForm,
@@ -34,13 +52,40 @@ import {
 } from './schedule-form.js';
 
 const SETTING_LABELS: Record<string, [string, string]> = {
-  slot_interval_minutes: ['Grid (minutes)', 'Step between possible start times, from the start of each opening interval.'],
-  min_notice_minutes: ['Minimum notice (minutes)', 'No start earlier than now plus this.'],
-  horizon_days: ['Horizon (days)', 'No start later than the end of today plus this many days.'],
-  capacity: ['Capacity', 'Bookings allowed at the same time.'],
-  buffer_before_minutes: ['Buffer before (minutes)', 'Kept free before each booking.'],
-  buffer_after_minutes: ['Buffer after (minutes)', 'Kept free after each booking.'],
+  slot_interval_minutes: [
+    'Start times every (minutes)',
+    'The grid of possible start times, counted from the start of each opening interval.',
+  ],
+  min_notice_minutes: ['Earliest booking (minutes ahead)', 'Minimum notice: no start earlier than now plus this.'],
+  horizon_days: ['Latest booking (days ahead)', 'Horizon: no start later than the end of today plus this many days.'],
+  capacity: ['Bookings at the same time', 'Capacity: how many bookings may overlap.'],
+  buffer_before_minutes: ['Free before each booking (minutes)', 'Buffer kept free before each booking.'],
+  buffer_after_minutes: ['Free after each booking (minutes)', 'Buffer kept free after each booking.'],
 };
+const FORM_COLUMNS: Record<string, string> = {
+  position: 'position',
+  name: 'name',
+  label: 'label',
+  form_type: 'form type',
+  input_type: 'input type',
+  options: 'options',
+  required: 'required',
+};
+
+/** What the error summary calls a field of the schedule page. */
+function fieldLabel(key: string): string {
+  if (key === 'name') return 'Name';
+  if (key === 'exceptions') return 'Date exceptions';
+  if (SETTING_LABELS[key]) return SETTING_LABELS[key][0];
+  if (key.startsWith('weekly_hours.')) return `Weekly hours, ${DAY_NAMES[key.slice('weekly_hours.'.length)] ?? ''}`;
+  const row = /^f(\d+)_(.+)$/.exec(key);
+  if (row) return `Booking form, row ${Number(row[1]) + 1}, ${FORM_COLUMNS[row[2]!] ?? row[2]}`;
+  const reason = /^(new_reason_|reason\d+_)(.+)$/.exec(key);
+  if (reason) return `${reason[1] === NEW_REASON ? 'New reason' : 'Reason'}, ${reason[2]!.replace('_minutes', ' (minutes)')}`;
+  return key;
+}
+
+const labelsOf = (errors: Errors) => Object.fromEntries(Object.keys(errors).map((k) => [k, fieldLabel(k)]));
 const NEW_REASON = 'new_reason_';
 const DAY_NAMES: Record<string, string> = {
   mon: 'Monday',
@@ -55,22 +100,31 @@ const FLASHES: Record<string, string> = {
   created: 'Schedule created. Add reasons below.',
   saved: 'Schedule saved.',
   reason: 'Reason saved.',
-  reason_deleted: 'Reason deleted.',
+  reason_retired: 'Reason retired: it is no longer offered; its bookings are kept.',
+  reason_restored: 'Reason restored: it is offered again.',
   form: 'Booking form saved.',
-  deleted: 'Schedule deleted.',
+  retired: 'Schedule retired: it is no longer offered; its bookings are kept.',
+  restored: 'Schedule restored: it is offered again.',
 };
 
 const valuesFromInput = (input: FormInput) => Object.fromEntries(Object.keys(scheduleValues(null)).map((k) => [k, text(input, k)]));
 
-function scheduleForm(ctx: PageContext, action: string, values: Record<string, string>, errors: Errors, submit: string): Markup {
-  return html`<form method="post" action="${action}">${csrfField(ctx)}
+function scheduleForm(
+  ctx: PageContext,
+  action: string,
+  values: Record<string, string>,
+  errors: Errors,
+  submit: string,
+  once?: string,
+): Markup {
+  return html`<form method="post" action="${action}">${csrfField(ctx)}${once ? onceField(once) : ''}
 ${errors.form ? html`<p class="danger" role="alert">${errors.form}</p>` : ''}
 ${input('Name', 'name', values.name ?? '', errors, { required: true, hint: 'A person, a room: what customers book.' })}
 <h2>Settings</h2><div class="grid">
 ${SETTING_FIELDS.map(({ key, min, max }) => input(SETTING_LABELS[key]![0], key, values[key] ?? '', errors, { type: 'number', min, max, hint: SETTING_LABELS[key]![1] }))}
 </div>
 <h2>Weekly hours</h2>
-<p class="muted">Per weekday, the opening intervals separated by commas, e.g. <code>09:00-12:00, 13:00-17:00</code>. Empty: closed. <code>24:00</code> is allowed as an end.</p>
+<p class="muted">Per weekday, the opening intervals separated by commas, e.g. <code>09:00-12:00, 13:00-17:00</code> or shorter <code>9-12, 13-17</code>. Empty: closed. <code>24:00</code> is allowed as an end.</p>
 <div class="grid">${WEEKDAYS.map((d) => input(DAY_NAMES[d]!, `weekly_hours.${d}`, values[`weekly_hours.${d}`] ?? '', errors, { placeholder: 'closed' }))}</div>
 <h2>Exceptions</h2>
 ${textarea('Date exceptions', 'exceptions', values.exceptions ?? '', errors, { rows: 4, hint: 'One date per line: "2026-12-24 closed" or "2026-12-27 10:00-12:00, 14:00-16:00". They replace that day\'s weekly hours.' })}
@@ -87,7 +141,12 @@ ${input('Name', p + 'name', v.name ?? '', e, { required: true })}
 ${input('Duration (minutes)', p + 'duration_minutes', v.duration_minutes ?? '', e, { type: 'number', min: 1, required: true })}
 ${input('Description', p + 'description', v.description ?? '', e)}
 <button>Save</button></form>
-<form method="post" action="/admin/schedules/${scheduleId}/reasons/${r.id}/delete" class="inline">${csrfField(ctx)}<button class="delete">Delete reason</button></form></div>`;
+<a class="button secondary" href="/admin/schedules/${scheduleId}/reasons/${r.id}/retire">Retire reason</a></div>`;
+}
+
+function retiredReasonRow(ctx: PageContext, snapshotZoneTime: (t: number) => string, scheduleId: number, r: StoredReason): Markup {
+  return html`<div class="card retired row"><p><strong>${r.name}</strong> (${r.durationMinutes} min) · retired ${snapshotZoneTime(r.retiredAt ?? 0)}: not offered, its bookings kept.</p>
+<form method="post" action="/admin/schedules/${scheduleId}/reasons/${r.id}/restore" class="inline">${csrfField(ctx)}<button class="secondary">Restore reason</button></form></div>`;
 }
 
 function formEditor(ctx: PageContext, schedule: StoredSchedule, rows: readonly FormRowInput[], errors: Errors): Markup {
@@ -140,10 +199,11 @@ function reasonIdOr404(request: FastifyRequest): number {
   return reasonId;
 }
 
-/** The form field an InvalidInput of schedule-form.ts is about, and its reason to show there. */
+/** The form fields the problems of schedule-form.ts are about, each with its reason in human words. */
 function errorsOf(error: unknown, fallback: string): Errors {
+  if (error instanceof FormProblems) return Object.fromEntries(Object.entries(error.problems).map(([k, m]) => [k, humanReason(m)]));
   if (!(error instanceof InvalidInput)) throw error;
-  return { [error.path || fallback]: error.reason };
+  return { [error.path || fallback]: humanReason(error.reason) };
 }
 
 interface EditPageParts {
@@ -153,36 +213,61 @@ interface EditPageParts {
   formRows?: FormRowInput[];
   formErrors?: Errors;
   flash?: string | undefined;
+  /** upcoming bookings outside the opening hours, pointed out at the top */
+  outside?: readonly BookingRow[];
+  /** the add-reason form's one-time token (of the page's address, or kept when it comes back with errors) */
+  reasonOnce: string;
 }
 
 function editPage(request: FastifyRequest, schedule: StoredSchedule, parts: EditPageParts): string {
-  const ctx = state(request).page;
+  const { page: ctx, snapshot } = state(request);
+  const inService = schedule.reasons.filter((r) => !r.retiredAt);
+  const retired = schedule.reasons.filter((r) => r.retiredAt);
   const re = parts.reasonErrors;
   // the new reason's inputs carry a prefix too: "name" is already the schedule's name on this page
   const newValues: ReasonValues = re?.id === 'new' ? re.values : { name: '', description: '', duration_minutes: '30' };
   const newErrors: Errors = re?.id === 'new' ? Object.fromEntries(Object.entries(re.errors).map(([k, m]) => [NEW_REASON + k, m])) : {};
+  const reasonRowErrors: Errors =
+    re && re.id !== 'new' ? Object.fromEntries(Object.entries(re.errors).map(([k, m]) => [`reason${re.id}_${k}`, m])) : {};
+  const allErrors: Errors = { ...(parts.errors ?? {}), ...newErrors, ...reasonRowErrors, ...(parts.formErrors ?? {}) };
   return page(
     ctx,
     `Schedule: ${schedule.name}`,
     html`
-<p><a href="/admin/schedules">All schedules</a> · <a href="/admin/schedules/${schedule.id}/calendar">Week calendar</a> ·
-<a href="/admin/bookings?schedule=${schedule.id}">Bookings</a> · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a></p>
+${
+  schedule.retiredAt
+    ? html`<div class="alert retired-banner" role="status"><p>This schedule was retired on ${localTime(snapshot, schedule.retiredAt)}: it is not offered through the API nor for new bookings. Its bookings are kept.</p>
+<form method="post" action="/admin/schedules/${schedule.id}/restore">${csrfField(ctx)}<button>Restore schedule</button></form></div>`
+    : ''
+}
+${
+  parts.outside?.length
+    ? html`<div class="alert" role="status" id="outside-hours"><p><strong>${parts.outside.length} upcoming booking${parts.outside.length === 1 ? ' is' : 's are'} outside the opening hours</strong> (the hours or exceptions changed after ${parts.outside.length === 1 ? 'it was' : 'they were'} booked). ${parts.outside.length === 1 ? 'It stays' : 'They stay'} booked: move or cancel ${parts.outside.length === 1 ? 'it' : 'them'}, or change the hours back.</p>
+<ul>${parts.outside.slice(0, 20).map((b) => html`<li><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a> ${b.reasonName}, ${b.customerName || b.customerEmail || `customer ${b.customerId}`}</li>`)}</ul></div>`
+    : ''
+}
+<p><a href="/admin/schedules">All schedules</a> · ${schedule.retiredAt ? '' : html`<a href="/admin/schedules/${schedule.id}/calendar">Week calendar</a> · `}
+<a href="/admin/bookings?schedule=${schedule.id}&amp;when=past">Bookings</a>${schedule.retiredAt ? '' : html` · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a>`}</p>
 <section>${scheduleForm(ctx, `/admin/schedules/${schedule.id}`, parts.values ?? scheduleValues(schedule), parts.errors ?? {}, 'Save schedule')}</section>
 <h2 id="reasons">Reasons</h2>
-${schedule.reasons.length === 0 ? html`<p class="alert">No reasons yet: customers can only book a schedule that has at least one.</p>` : ''}
-${schedule.reasons.map((r) => reasonRow(ctx, schedule.id, r, re?.id === r.id ? re.values : null, re?.id === r.id ? re.errors : {}))}
-<section><h3>Add a reason</h3><form method="post" action="/admin/schedules/${schedule.id}/reasons" class="row">${csrfField(ctx)}
+${inService.length === 0 ? html`<p class="alert">No reasons in service: customers can only book a schedule that has at least one.</p>` : ''}
+${inService.map((r) => reasonRow(ctx, schedule.id, r, re?.id === r.id ? re.values : null, re?.id === r.id ? re.errors : {}))}
+${retired.length ? html`<h3>Retired reasons</h3>${retired.map((r) => retiredReasonRow(ctx, (t) => localTime(snapshot, t), schedule.id, r))}` : ''}
+<section><h3>Add a reason</h3><form method="post" action="/admin/schedules/${schedule.id}/reasons" class="row">${csrfField(ctx)}${onceField(parts.reasonOnce)}
 ${input('Name', NEW_REASON + 'name', newValues.name, newErrors, { required: true })}
 ${input('Duration (minutes)', NEW_REASON + 'duration_minutes', newValues.duration_minutes, newErrors, { type: 'number', min: 1, required: true })}
 ${input('Description', NEW_REASON + 'description', newValues.description, newErrors)}
 <button>Add reason</button></form></section>
 <h2 id="form">Booking form</h2>
 <section>${formEditor(ctx, schedule, parts.formRows ?? formRowsOf(schedule), parts.formErrors ?? {})}</section>
-<h2>Delete</h2>
-<section><form method="post" action="/admin/schedules/${schedule.id}/delete">${csrfField(ctx)}
-<p class="muted">Deleting removes the schedule, its reasons, form and past bookings. It is refused while upcoming bookings exist.</p>
-<button class="delete">Delete this schedule</button></form></section>`,
-    { flash: parts.flash },
+${
+  schedule.retiredAt
+    ? ''
+    : html`<h2>Retire</h2>
+<section><p class="muted">Retiring takes the schedule out of service: it is no longer offered through the API nor for new bookings. Its bookings stay in the admin area and in the customers' histories, and it can be restored. It is refused while upcoming bookings exist.</p>
+<a class="button secondary" href="/admin/schedules/${schedule.id}/retire">Retire this schedule</a></section>`
+}`,
+    { flash: parts.flash, errors: allErrors, labels: labelsOf(allErrors) },
   );
 }
 
@@ -201,12 +286,15 @@ function scheduleListRoutes(app: FastifyInstance, { db, clock }: AdminDeps): voi
 ${
   schedules.length === 0
     ? html`<p>No schedules yet.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th>Id</th><th>Name</th><th>Reasons</th><th>Grid</th><th>Capacity</th><th></th></tr></thead><tbody>
+    : html`<div class="table-wrap"><table><thead><tr><th>Id</th><th>Name</th><th>Reasons</th><th>Grid</th><th>Capacity</th><th>Status</th><th></th></tr></thead><tbody>
 ${schedules.map(
   (
     s,
-  ) => html`<tr><td>${s.id}</td><td><a href="/admin/schedules/${s.id}">${s.name}</a></td><td>${s.reasons.map((r) => `${r.name} (${r.durationMinutes} min)`).join(', ')}</td>
-<td>${s.settings.slotIntervalMinutes} min</td><td>${s.settings.capacity}</td><td><a href="/admin/schedules/${s.id}/calendar">Calendar</a></td></tr>`,
+  ) => html`<tr${s.retiredAt ? html` class="retired"` : ''}><td>${s.id}</td><td><a href="/admin/schedules/${s.id}">${s.name}</a></td><td>${s.reasons
+    .filter((r) => !r.retiredAt)
+    .map((r) => `${r.name} (${r.durationMinutes} min)`)
+    .join(', ')}</td>
+<td>${s.settings.slotIntervalMinutes} min</td><td>${s.settings.capacity}</td><td>${s.retiredAt ? 'retired' : 'in service'}</td><td>${s.retiredAt ? '' : html`<a href="/admin/schedules/${s.id}/calendar">Calendar</a>`}</td></tr>`,
 )}
 </tbody></table></div>`
 }`,
@@ -215,30 +303,59 @@ ${schedules.map(
     );
   });
 
-  const newSchedulePage = (request: FastifyRequest, values: Record<string, string>, errors: Errors) => {
+  const newSchedulePage = (request: FastifyRequest, values: Record<string, string>, errors: Errors, once: string) => {
     const ctx = state(request).page;
-    return page(ctx, 'New schedule', html`<section>${scheduleForm(ctx, '/admin/schedules', values, errors, 'Create schedule')}</section>`);
+    return page(
+      ctx,
+      'New schedule',
+      html`<section>${scheduleForm(ctx, '/admin/schedules', values, errors, 'Create schedule', once)}</section>`,
+      { errors, labels: labelsOf(errors) },
+    );
   };
 
-  app.get('/schedules/new', async (request, reply) => sendPage(reply, newSchedulePage(request, scheduleValues(null), {})));
+  app.get('/schedules/new', async (request, reply) => {
+    const once = formTokenOfPage(request, reply);
+    if (once === null) return reply;
+    return sendPage(reply, newSchedulePage(request, scheduleValues(null), {}, once));
+  });
 
   app.post('/schedules', async (request, reply) => {
     const input = body(request);
+    const once = text(input, '_once');
+    await checkFormToken(db, once);
+    const now = clock();
     try {
-      const id = await createSchedule(db, scheduleFromForm(input), clock());
+      const id = await createSchedule(
+        db,
+        scheduleFromForm(input),
+        now,
+        claimFormToken(once, now, (created: number) => `/admin/schedules/${created}`),
+      );
       return reply.redirect(`/admin/schedules/${id}?saved=created`, 303);
     } catch (error) {
-      return sendPage(reply, newSchedulePage(request, valuesFromInput(input), errorsOf(error, 'name')), 400);
+      return sendPage(reply, newSchedulePage(request, valuesFromInput(input), errorsOf(error, 'name'), once), 400);
     }
   });
 }
 
-/** One schedule's page: show, save, delete. */
+/** Upcoming bookings of a schedule in service that lie outside its opening hours as they are now. */
+export async function bookingsOutsideHours(db: Db, snapshot: Snapshot, scheduleId: number, now: number): Promise<BookingRow[]> {
+  const view = snapshot.schedules.get(scheduleId);
+  const zone = snapshot.zone;
+  if (!view || !zone) return [];
+  const upcoming = await listBookings(db, { when: 'upcoming', scheduleId, limit: 10_000 }, now);
+  return upcoming.filter((b) => !withinOpeningHours(view.rules, zone, b.start, b.end));
+}
+
+/** One schedule's page: show, save, retire. */
 function scheduleEditRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/schedules/:id', async (request, reply) => {
     const schedule = await scheduleOr404(db, request);
+    const once = formTokenOfPage(request, reply);
+    if (once === null) return reply;
     const saved = query(request).saved;
-    return sendPage(reply, editPage(request, schedule, { flash: saved ? FLASHES[saved] : undefined }));
+    const outside = await bookingsOutsideHours(db, state(request).snapshot, schedule.id, clock());
+    return sendPage(reply, editPage(request, schedule, { flash: saved ? FLASHES[saved] : undefined, reasonOnce: once, outside }));
   });
 
   app.post('/schedules/:id', async (request, reply) => {
@@ -248,14 +365,43 @@ function scheduleEditRoutes(app: FastifyInstance, { db, clock }: AdminDeps): voi
       await updateSchedule(db, schedule.id, scheduleFromForm(input));
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=saved`, 303);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { values: valuesFromInput(input), errors: errorsOf(error, 'name') }), 400);
+      return sendPage(
+        reply,
+        editPage(request, schedule, { values: valuesFromInput(input), errors: errorsOf(error, 'name'), reasonOnce: newFormToken() }),
+        400,
+      );
     }
   });
 
-  app.post('/schedules/:id/delete', async (request, reply) => {
+  app.get('/schedules/:id/retire', async (request, reply) => {
     const schedule = await scheduleOr404(db, request);
-    await removeSchedule(db, schedule.id, clock());
-    return reply.redirect('/admin/schedules?saved=deleted', 303);
+    return sendPage(
+      reply,
+      confirmPage(
+        state(request).page,
+        `Retire the schedule ${schedule.name}?`,
+        html`<p>Retiring takes <strong>${schedule.name}</strong> out of service:</p>
+<ul><li>it is no longer listed by the API, and no new booking can be made for it (by the API or by hand);</li>
+<li>its past and cancelled bookings stay, in the booking list and in the customers' histories;</li>
+<li>it stays here, marked retired, and can be restored.</li></ul>
+<p>It is refused while the schedule has upcoming bookings: cancel those first.</p>`,
+        `/admin/schedules/${schedule.id}/retire`,
+        'Confirm: retire this schedule',
+        `/admin/schedules/${schedule.id}`,
+      ),
+    );
+  });
+
+  app.post('/schedules/:id/retire', async (request, reply) => {
+    const schedule = await scheduleOr404(db, request);
+    if (!schedule.retiredAt) await retireSchedule(db, schedule.id, clock());
+    return reply.redirect(`/admin/schedules/${schedule.id}?saved=retired`, 303);
+  });
+
+  app.post('/schedules/:id/restore', async (request, reply) => {
+    const schedule = await scheduleOr404(db, request);
+    await restoreSchedule(db, schedule.id);
+    return reply.redirect(`/admin/schedules/${schedule.id}?saved=restored`, 303);
   });
 }
 
@@ -264,11 +410,23 @@ function reasonRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.post('/schedules/:id/reasons', async (request, reply) => {
     const schedule = await scheduleOr404(db, request);
     const values = reasonValues(body(request), NEW_REASON);
+    const once = text(body(request), '_once');
+    await checkFormToken(db, once);
+    const now = clock();
     try {
-      await addReason(db, schedule.id, reasonFromForm(values));
+      await addReason(
+        db,
+        schedule.id,
+        reasonFromForm(values),
+        claimFormToken(once, now, () => `/admin/schedules/${schedule.id}#reasons`),
+      );
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason#reasons`, 303);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: 'new', values, errors: errorsOf(error, 'name') } }), 400);
+      return sendPage(
+        reply,
+        editPage(request, schedule, { reasonErrors: { id: 'new', values, errors: errorsOf(error, 'name') }, reasonOnce: once }),
+        400,
+      );
     }
   });
 
@@ -280,14 +438,49 @@ function reasonRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
       await editReason(db, schedule.id, reasonId, reasonFromForm(values));
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason#reasons`, 303);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { reasonErrors: { id: reasonId, values, errors: errorsOf(error, 'name') } }), 400);
+      return sendPage(
+        reply,
+        editPage(request, schedule, {
+          reasonErrors: { id: reasonId, values, errors: errorsOf(error, 'name') },
+          reasonOnce: newFormToken(),
+        }),
+        400,
+      );
     }
   });
 
-  app.post('/schedules/:id/reasons/:reason/delete', async (request, reply) => {
+  app.get('/schedules/:id/reasons/:reason/retire', async (request, reply) => {
     const schedule = await scheduleOr404(db, request);
-    await removeReason(db, schedule.id, reasonIdOr404(request), clock());
-    return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason_deleted#reasons`, 303);
+    const reason = schedule.reasons.find((r) => r.id === reasonIdOr404(request));
+    if (!reason) throw new NotFound('Reason not found');
+    return sendPage(
+      reply,
+      confirmPage(
+        state(request).page,
+        `Retire the reason ${reason.name}?`,
+        html`<p>Retiring takes <strong>${reason.name}</strong> (${schedule.name}) out of service:</p>
+<ul><li>it is no longer listed by the API, and no new booking can be made for it;</li>
+<li>its past and cancelled bookings stay, in the booking list and in the customers' histories;</li>
+<li>it stays on the schedule's page under "Retired reasons" and can be restored.</li></ul>
+<p>It is refused while the reason has upcoming bookings: cancel those first.</p>`,
+        `/admin/schedules/${schedule.id}/reasons/${reason.id}/retire`,
+        'Confirm: retire this reason',
+        `/admin/schedules/${schedule.id}#reasons`,
+      ),
+    );
+  });
+
+  app.post('/schedules/:id/reasons/:reason/retire', async (request, reply) => {
+    const schedule = await scheduleOr404(db, request);
+    const reasonId = reasonIdOr404(request);
+    if (!schedule.reasons.find((r) => r.id === reasonId)?.retiredAt) await retireReason(db, schedule.id, reasonId, clock());
+    return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason_retired#reasons`, 303);
+  });
+
+  app.post('/schedules/:id/reasons/:reason/restore', async (request, reply) => {
+    const schedule = await scheduleOr404(db, request);
+    await restoreReason(db, schedule.id, reasonIdOr404(request));
+    return reply.redirect(`/admin/schedules/${schedule.id}?saved=reason_restored#reasons`, 303);
   });
 }
 
@@ -303,7 +496,7 @@ function bookingFormRoutes(app: FastifyInstance, { db }: AdminDeps): void {
       const formErrors = errorsOf(error, 'f0_name');
       // the blank row is added again by the editor
       const shown = rows.filter((r, i) => i < rows.length - 1 || r.name !== '');
-      return sendPage(reply, editPage(request, schedule, { formRows: shown, formErrors }), 400);
+      return sendPage(reply, editPage(request, schedule, { formRows: shown, formErrors, reasonOnce: newFormToken() }), 400);
     }
   });
 }

@@ -22,7 +22,7 @@ export function guardSessions(app: FastifyInstance, { db, clock, snapshots }: Ad
     if (path.startsWith('/admin/assets/')) return;
     const snapshot = await snapshots.current();
     const configured = snapshot.settings.configured;
-    const pageCtx: PageContext = { email: null, csrf: '', installationName: snapshot.settings.name };
+    const pageCtx: PageContext = { email: null, csrf: '', installationName: snapshot.settings.name, path };
     if (!configured && path !== '/admin/setup') return reply.redirect('/admin/setup', 303);
     const session = configured ? await readSession(db, request.cookies[SESSION_COOKIE], clock()) : null;
     if (!configured) {

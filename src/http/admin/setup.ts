@@ -6,11 +6,19 @@ import { signIn, type SignInThrottle } from '../../app/admin-auth.js';
 import { setup, isConfigured } from '../../app/installation.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
-import { csrfField, input, page, select, type Errors, type PageContext } from './layout.js';
+import { csrfField, humanReason, input, page, select, type Errors, type PageContext } from './layout.js';
+import { canonicalZoneName, zoneChoices } from '../../core/time/zone-names.js';
 import { body, sendPage, state, type AdminDeps } from './context.js';
 import { setSessionCookie } from './cookies.js';
 
-const zones = Intl.supportedValuesOf('timeZone');
+const zones = zoneChoices();
+const LABELS = {
+  name: 'Installation name',
+  timezone: 'Time zone',
+  admin_email: 'Administrator e-mail',
+  admin_password: 'Administrator password',
+  notify_email: 'Notification e-mail',
+};
 
 function setupPage(ctx: PageContext, values: Record<string, string>, errors: Errors): string {
   return page(
@@ -19,11 +27,13 @@ function setupPage(ctx: PageContext, values: Record<string, string>, errors: Err
     html`<section><p>Choose the time zone and create the administrator account. This page disappears once the installation is set up.</p>
 <form method="post" action="/admin/setup">${csrfField(ctx)}
 ${input('Installation name', 'name', values.name ?? '', errors, { placeholder: 'Appointments' })}
-${select('Time zone', 'timezone', values.timezone ?? 'Europe/Berlin', zones, errors)}
+${select('Time zone', 'timezone', canonicalZoneName(values.timezone ?? 'Europe/Berlin'), zones, errors)}
+${values.timezone === undefined ? html`<p class="muted" id="zone-proposal" hidden></p>` : ''}
 ${input('Administrator e-mail', 'admin_email', values.admin_email ?? '', errors, { type: 'email', required: true, autocomplete: 'username' })}
 ${input('Administrator password', 'admin_password', '', errors, { type: 'password', required: true, autocomplete: 'new-password', hint: 'At least 8 characters.' })}
 ${input('Notification e-mail (new bookings go here)', 'notify_email', values.notify_email ?? '', errors, { type: 'email', hint: 'Empty: the administrator e-mail.' })}
 <button>Finish setup</button></form></section>`,
+    { errors, labels: LABELS },
   );
 }
 
@@ -56,7 +66,7 @@ export function setupRoutes(app: FastifyInstance, { db, clock }: AdminDeps, thro
       );
     } catch (error) {
       if (!(error instanceof InvalidInput)) throw error;
-      return sendPage(reply, setupPage(state(request).page, values, { [error.path ?? 'name']: error.message }), 400);
+      return sendPage(reply, setupPage(state(request).page, values, { [error.path ?? 'name']: humanReason(error.reason) }), 400);
     }
     const result = await signIn(db, throttle, values.admin_email, text(input, 'admin_password'), request.ip, clock());
     if (result.ok) setSessionCookie(request, reply, result.cookie);
