@@ -13,6 +13,7 @@ import { validateSubmission, publicFields, type Answer, type FormField } from '.
 import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
 import { availabilityContext, findReason, findSchedule, freeSlotAt } from './availability.js';
+import { recordAnswerIn, type OwnedKey, type StoredAnswer } from './idempotency.js';
 
 export interface BookingRequest {
   scheduleId: number;
@@ -47,7 +48,19 @@ function customerEmail(form: readonly FormField[], answers: Readonly<Record<stri
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-export async function createBooking(db: Db, snapshot: Snapshot, request: BookingRequest, now: number): Promise<BookingCreated> {
+/** An Idempotency-Key this booking owns: its answer is recorded in the booking's transaction (app/idempotency.ts). */
+export interface AnswerWith {
+  readonly owned: OwnedKey;
+  answer(created: BookingCreated): StoredAnswer;
+}
+
+export async function createBooking(
+  db: Db,
+  snapshot: Snapshot,
+  request: BookingRequest,
+  now: number,
+  idempotency?: AnswerWith,
+): Promise<BookingCreated> {
   const schedule = findSchedule(snapshot, request.scheduleId);
   const reason = findReason(schedule, request.reasonId);
   const checked = validateSubmission(schedule.form, request.submission);
@@ -90,7 +103,9 @@ export async function createBooking(db: Db, snapshot: Snapshot, request: Booking
     if (customerRecipient) messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
     if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
     await enqueueMessages(trx, bookingId, messages, now);
-    return { bookingId, detailsId, customerId, start: slot.start, end };
+    const created = { bookingId, detailsId, customerId, start: slot.start, end };
+    if (idempotency) await recordAnswerIn(trx, idempotency.owned, idempotency.answer(created));
+    return created;
   });
 }
 

@@ -6,10 +6,11 @@ import type { Db } from '../../db/connect.js';
 import type { ApiAccessCheck } from '../../app/api-access.js';
 import { jsonBody, type ListAnswer } from '../../app/answer-cache.js';
 import { listReasons, listDays, listSlots, formFor } from '../../app/availability.js';
-import { createBooking } from '../../app/bookings.js';
+import { createBooking, type BookingCreated } from '../../app/bookings.js';
 import type { FormField } from '../../core/forms/form-fields.js';
 import { formatUtc } from '../../core/time/calendar.js';
-import { apiGate } from './gate.js';
+import { apiGate, methodNotAllowed } from './gate.js';
+import { idempotentBooking } from './idempotency.js';
 import { idParam } from '../id-param.js';
 import {
   BookingRequestBody,
@@ -33,6 +34,8 @@ export interface ApiDeps {
   db: Db;
   checkAccess: ApiAccessCheck;
   clock: () => number;
+  /** the methods each /api path takes (full path -> methods), for a 405's Allow */
+  apiMethods: ReadonlyMap<string, readonly string[]>;
 }
 
 const security = [{ bearerAuth: [] }];
@@ -48,6 +51,13 @@ function fieldBody(f: FormField) {
   };
 }
 
+const bookedBody = (created: BookingCreated) => ({
+  booking_id: created.bookingId,
+  booking_details_id: created.detailsId,
+  user_id: created.customerId,
+  slot: formatUtc(created.start),
+});
+
 /** /days and /slots answers are cached with their JSON body (app/answer-cache.ts): sent as it is. */
 function sendData(reply: FastifyReply, answer: ListAnswer) {
   return reply.header('content-type', 'application/json; charset=utf-8').send(jsonBody(answer));
@@ -60,7 +70,9 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
   // only JSON bodies: without this, Fastify's text/plain parser would accept what must be a 415
   api.removeContentTypeParser('text/plain');
   api.addHook('onRequest', apiGate(deps.checkAccess));
-  api.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not Found' }));
+  api.setNotFoundHandler(
+    (request, reply) => methodNotAllowed(request, reply, deps.apiMethods) ?? reply.code(404).send({ error: 'Not Found' }),
+  );
 
   api.get(
     '/schedules',
@@ -199,18 +211,10 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
     },
     async (request, reply) => {
       const { schedule, reason, slot, submission } = request.body;
-      const created = await createBooking(
-        db,
-        request.snapshot,
-        { scheduleId: schedule, reasonId: reason, slot, submission, source: 'api' },
-        clock(),
-      );
-      return reply.code(201).send({
-        booking_id: created.bookingId,
-        booking_details_id: created.detailsId,
-        user_id: created.customerId,
-        slot: formatUtc(created.start),
-      });
+      const booking = { scheduleId: schedule, reasonId: reason, slot, submission, source: 'api' } as const;
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined) return idempotentBooking(request, reply, { db, clock }, key, booking, bookedBody);
+      return reply.code(201).send(bookedBody(await createBooking(db, request.snapshot, booking, clock())));
     },
   );
 }
