@@ -125,6 +125,9 @@ describeEachDatabase('HTTP headers and errors of the API', (dialect) => {
     assert.equal(post.status, 405);
     assert.equal(post.headers.allow, 'GET, HEAD');
     assert.equal((await raw(origin, 'PUT', '/api/schedules')).status, 401, 'the gate comes first (docs/decisions.md §1)');
+    const openapi = await raw(origin, 'POST', '/api/openapi.json', auth);
+    assert.equal(openapi.status, 405);
+    assert.equal(openapi.headers.allow, 'GET, HEAD');
     assert.equal((await raw(origin, 'DELETE', '/api/nothing', auth)).status, 404);
   });
 
