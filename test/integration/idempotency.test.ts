@@ -54,6 +54,20 @@ describeEachDatabase('Idempotency-Key on POST /bookings', (dialect) => {
   }
   const bookingsAt = async (slotUtc: string) =>
     (await inst.db.kysely.selectFrom('bookings').select('id').where('start_at', '=', Date.parse(slotUtc)).execute()).length;
+  /** a claim by another request, without an answer yet */
+  const holdKey = (key: string, payload: unknown, startedAt: number) =>
+    inst.db.kysely
+      .insertInto('idempotency_keys')
+      .values({
+        key,
+        claim: 'another request',
+        request_hash: requestHash(payload),
+        status: null,
+        body: null,
+        started_at: startedAt,
+        expires_at: startedAt + IDEMPOTENCY_TTL_MS,
+      })
+      .execute();
   const keyRows = async () => (await inst.db.kysely.selectFrom('idempotency_keys').select('key').execute()).map((r) => r.key);
 
   test('a retry with the same key and body gets the same status and body, marked as a replay, and books once', async () => {
@@ -119,18 +133,7 @@ describeEachDatabase('Idempotency-Key on POST /bookings', (dialect) => {
   test('a request waits for the owner of its key and replays the answer it records', async () => {
     const payload = body('2026-06-02 14:00:00');
     // another request (another instance, say) holds the key and has not answered yet
-    await inst.db.kysely
-      .insertInto('idempotency_keys')
-      .values({
-        key: 'held',
-        claim: 'other',
-        request_hash: requestHash(payload),
-        status: null,
-        body: null,
-        started_at: inst.clock(),
-        expires_at: inst.clock() + IDEMPOTENCY_TTL_MS,
-      })
-      .execute();
+    await holdKey('held', payload, inst.clock());
     const waiting = post(payload, 'held');
     await new Promise((r) => setTimeout(r, 300));
     await inst.db.kysely
@@ -144,18 +147,7 @@ describeEachDatabase('Idempotency-Key on POST /bookings', (dialect) => {
 
   test('a claim abandoned past its lease (its process died) is taken over by the next request', async () => {
     const payload = body('2026-06-02 15:00:00');
-    await inst.db.kysely
-      .insertInto('idempotency_keys')
-      .values({
-        key: 'orphan',
-        claim: 'dead',
-        request_hash: requestHash(payload),
-        status: null,
-        body: null,
-        started_at: inst.clock() - CLAIM_LEASE_MS,
-        expires_at: inst.clock() + IDEMPOTENCY_TTL_MS,
-      })
-      .execute();
+    await holdKey('orphan', payload, inst.clock() - CLAIM_LEASE_MS);
     const res = await post(payload, 'orphan');
     assert.equal(res.status, 201, res.text);
     assert.equal(res.replayed, null);
