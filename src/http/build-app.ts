@@ -98,12 +98,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // which methods each /api path takes, for the 405's Allow (api/routes.ts)
   const apiMethods = new Map<string, string[]>();
   app.addHook('onRoute', (route) => {
+    // only the routes whose answers can be large get @fastify/compress's hooks: the others pay nothing
+    if (route.compress === undefined) route.compress = deps.compression !== false && COMPRESSED_ROUTES.has(route.url) ? {} : false;
     if (!route.url.startsWith('/api/')) return;
     const methods = apiMethods.get(route.url) ?? [];
     for (const method of [route.method].flat()) if (!methods.includes(method)) methods.push(method);
     apiMethods.set(route.url, methods);
-    // only the routes whose answers can be large get @fastify/compress's hooks: the others pay nothing
-    if (route.compress === undefined) route.compress = deps.compression !== false && COMPRESSED_ROUTES.has(route.url) ? {} : false;
   });
   await app.register(compress, { global: false, threshold: 1024, encodings: ['br', 'gzip'] });
   app.setErrorHandler(errorHandler);
