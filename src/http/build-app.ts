@@ -26,8 +26,6 @@ export interface AppDeps {
   /** SMTP_URL / MAIL_FROM (config): when set, the admin area shows them read-only; default null, i.e. unset */
   smtpUrl?: string | null;
   mailFrom?: string | null;
-  /** gzip/br for large answers (the OpenAPI document, /days, /slots); default true (false: the benchmark's baseline) */
-  compression?: boolean;
 }
 
 /** A client's X-Request-Id is kept when it is this sane; anything else gets a generated id (docs/api-integration.md). */
@@ -38,8 +36,11 @@ function requestId(request: IncomingMessage): string {
   return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : randomUUID();
 }
 
-/** The routes whose answers can be large: compressed above 1 KiB when the client asks (bench/compression.ts measured the cost). */
-const COMPRESSED_ROUTES = new Set(['/api/openapi.json', '/api/days', '/api/slots']);
+/**
+ * The routes @fastify/compress serves: the OpenAPI document (about 10 KB; /days and /slots compress their
+ * cached answers themselves, api/compressed-answers.ts). No other route carries its hooks.
+ */
+const COMPRESSED_ROUTES = new Set(['/api/openapi.json']);
 
 /** Whether an If-None-Match header names this (weak) entity tag; weak comparison, as RFC 9110 §13.1.2 asks. */
 function matchesEtag(header: string | undefined, etag: string): boolean {
@@ -99,7 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const apiMethods = new Map<string, string[]>();
   app.addHook('onRoute', (route) => {
     // only the routes whose answers can be large get @fastify/compress's hooks: the others pay nothing
-    if (route.compress === undefined) route.compress = deps.compression !== false && COMPRESSED_ROUTES.has(route.url) ? {} : false;
+    if (route.compress === undefined) route.compress = COMPRESSED_ROUTES.has(route.url) ? {} : false;
     if (!route.url.startsWith('/api/')) return;
     const methods = apiMethods.get(route.url) ?? [];
     for (const method of [route.method].flat()) if (!methods.includes(method)) methods.push(method);

@@ -1,16 +1,16 @@
 // The six calls of the booking API (docs/booking-api.md), registered under /api.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { Db } from '../../db/connect.js';
 import type { ApiAccessCheck } from '../../app/api-access.js';
-import { jsonBody, type ListAnswer } from '../../app/answer-cache.js';
 import { listReasons, listDays, listSlots, formFor } from '../../app/availability.js';
 import { createBooking, type BookingCreated } from '../../app/bookings.js';
 import type { FormField } from '../../core/forms/form-fields.js';
 import { formatUtc } from '../../core/time/calendar.js';
 import { apiGate, methodNotAllowed } from './gate.js';
 import { idempotentBooking } from './idempotency.js';
+import { sendListAnswer } from './compressed-answers.js';
 import { idParam } from '../id-param.js';
 import {
   BookingRequestBody,
@@ -57,11 +57,6 @@ const bookedBody = (created: BookingCreated) => ({
   user_id: created.customerId,
   slot: formatUtc(created.start),
 });
-
-/** /days and /slots answers are cached with their JSON body (app/answer-cache.ts): sent as it is. */
-function sendData(reply: FastifyReply, answer: ListAnswer) {
-  return reply.header('content-type', 'application/json; charset=utf-8').send(jsonBody(answer));
-}
 
 export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
   const { db, clock } = deps;
@@ -126,7 +121,8 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
       },
     },
     async (request, reply) =>
-      sendData(
+      sendListAnswer(
+        request,
         reply,
         await listDays(db, request.snapshot, idParam(request.query.schedule), idParam(request.query.reason), clock(), request.versions),
       ),
@@ -149,7 +145,11 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
     },
     async (request, reply) => {
       const { schedule, reason, day } = request.query;
-      return sendData(reply, await listSlots(db, request.snapshot, idParam(schedule), idParam(reason), day, clock(), request.versions));
+      return sendListAnswer(
+        request,
+        reply,
+        await listSlots(db, request.snapshot, idParam(schedule), idParam(reason), day, clock(), request.versions),
+      );
     },
   );
 
