@@ -69,6 +69,14 @@ const REPLAYED: Headers = {
   },
 };
 
+/** What the Idempotency-Key adds to POST /bookings' answers (src/http/api/idempotency.ts). */
+const IDEMPOTENCY_ANSWERS: Record<string, string> = {
+  '400':
+    '. With an Idempotency-Key: "Invalid Idempotency-Key: send 1 to 255 printable ASCII characters", or "Idempotency-Key reused with a different request"',
+  '503':
+    '. With an Idempotency-Key: "A request with this Idempotency-Key is still in progress: retry later" (Retry-After: 1) when another request holding the key has not answered within 10 s',
+};
+
 /** Statuses answered before the token is checked (no RateLimit-* headers there). */
 const BEFORE_TOKEN = new Set(['401', '503']);
 
@@ -89,7 +97,14 @@ export function withHttpHeaders<T extends object>(generated: T): T {
           ...(path === '/bookings' && method === 'post' && ['201', '400', '404'].includes(status) ? REPLAYED : {}),
         };
       }
-      if (path === '/bookings' && method === 'post') operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY];
+      if (path === '/bookings' && method === 'post') {
+        operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY];
+        const responses = operation.responses ?? {};
+        for (const [status, addition] of Object.entries(IDEMPOTENCY_ANSWERS)) {
+          const response = responses[status];
+          if (response && !('$ref' in response) && typeof response.description === 'string') response.description += addition;
+        }
+      }
     }
   }
   document.components = {
