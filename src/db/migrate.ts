@@ -5,6 +5,7 @@ import { bookingsVersion } from './migrations/002-bookings-version.js';
 import { bookedSpanIndex } from './migrations/003-booked-span-index.js';
 import { signInFailures } from './migrations/004-sign-in-failures.js';
 import { adminSessions } from './migrations/005-admin-sessions.js';
+import { idempotencyKeys } from './migrations/006-idempotency-keys.js';
 import { adminSafety } from './migrations/007-admin-safety.js';
 import { webhooks } from './migrations/008-webhooks.js';
 import { bookingChanges } from './migrations/009-booking-changes.js';
@@ -16,6 +17,7 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '003-booked-span-index': bookedSpanIndex(),
     '004-sign-in-failures': signInFailures(db.dialect),
     '005-admin-sessions': adminSessions(db.dialect),
+    '006-idempotency-keys': idempotencyKeys(db.dialect),
     '007-admin-safety': adminSafety(db.dialect),
     '008-webhooks': webhooks(db.dialect),
     '009-booking-changes': bookingChanges(),

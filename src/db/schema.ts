@@ -178,6 +178,22 @@ export interface WebhookDeliveriesTable {
   delivered_at: number | null;
 }
 
+export interface IdempotencyKeysTable {
+  /** the client's Idempotency-Key header (1..255 printable ASCII characters) */
+  key: string;
+  /** SHA-256 (hex) of the request's parsed JSON body: the same key with another body is refused */
+  request_hash: string;
+  /** random id of the request holding the claim: only it completes or releases the row */
+  claim: string;
+  /** the answer's status; null while the owning request is still in progress */
+  status: number | null;
+  /** the answer's JSON body as sent; null while in progress */
+  body: string | null;
+  /** when the owning request claimed the key: a claim older than the lease counts as abandoned */
+  started_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   meta: MetaTable;
   settings: SettingsTable;
@@ -190,6 +206,7 @@ export interface Database {
   outbox: OutboxTable;
   sign_in_failures: SignInFailuresTable;
   admin_sessions: AdminSessionsTable;
+  idempotency_keys: IdempotencyKeysTable;
   used_form_tokens: UsedFormTokensTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;

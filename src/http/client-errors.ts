@@ -16,7 +16,12 @@ export function clientErrorAnswer(code: string | undefined, rawPacket: Buffer | 
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, error: 'Request Timeout' };
   // only the first line matters, and only its start: method and the path's first segment
   const firstLine = rawPacket ? rawPacket.subarray(0, 256).toString('latin1').split('\r\n', 1)[0]! : '';
-  if (/^GET \/api(\/|\?|$| )/.test(firstLine)) return { status: 404, error: 'Not Found' };
+  return unreadableRequestAnswer(firstLine);
+}
+
+/** A request line (`METHOD target`) that routing cannot use: under GET /api "not found", like a malformed GET parameter. */
+export function unreadableRequestAnswer(requestLine: string): { status: 400 | 404; error: string } {
+  if (/^GET \/api(\/|\?|$| )/.test(requestLine)) return { status: 404, error: 'Not Found' };
   return { status: 400, error: 'Bad Request' };
 }
 

@@ -6,6 +6,9 @@ import { Conflict, DatabaseUnavailable, InvalidInput, NotFound } from '../core/e
 /** Retry-After (seconds) while the database cannot answer: about one fault's bound (docs/operations.md) */
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
 
+/** Body errors raised after the whole body was read (JSON that does not parse, an empty body). */
+const BODY_READ_WHOLE = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
+
 const QUERY_NOT_FOUND: Record<string, string> = {
   schedule: 'Schedule not found',
   reason: 'Reason not found',
@@ -22,12 +25,18 @@ function validationField(error: FastifyError): string | undefined {
   return first.instancePath.split('/')[1] || missing || undefined;
 }
 
+/** The answer to a domain error that says the request itself is wrong (400) or names nothing available (404). */
+export function requestErrorAnswer(error: unknown): { status: 400 | 404; body: { error: string; field?: string } } | null {
+  if (error instanceof NotFound) return { status: 404, body: { error: error.message } };
+  if (error instanceof InvalidInput)
+    return { status: 400, body: error.path ? { error: error.message, field: error.path } : { error: error.message } };
+  return null;
+}
+
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  if (error instanceof NotFound) return reply.code(404).send({ error: error.message });
+  const answer = requestErrorAnswer(error);
+  if (answer) return reply.code(answer.status).send(answer.body);
   const domain: unknown = error;
-  if (domain instanceof InvalidInput) {
-    return reply.code(400).send(domain.path ? { error: domain.message, field: domain.path } : { error: domain.message });
-  }
   if (error instanceof Conflict) return reply.code(409).send({ error: error.message });
   if (domain instanceof DatabaseUnavailable) {
     // the database cannot answer (down, restarting, frozen past the timeouts, locked): not a bug, so a
@@ -48,8 +57,12 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   const status = error.statusCode ?? 500;
   if (status === 415) return reply.code(415).send({ error: 'Unsupported Media Type: send Content-Type: application/json' });
   if (status === 413) return reply.code(413).send({ error: 'Payload Too Large' });
-  if (status === 400)
+  if (status === 400) {
+    // the body was read whole before it failed to parse: the connection can serve the next request
+    // (Fastify closes it after any body error, to be safe about a body it did not read)
+    if (BODY_READ_WHOLE.has(error.code)) reply.removeHeader('connection');
     return reply.code(400).send({ error: error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'Invalid JSON: empty body' : 'Invalid JSON' });
+  }
   if (status < 500) return reply.code(status).send({ error: error.message });
   request.log.error({ err: error }, 'request failed');
   const saving = request.method === 'POST' && request.url.startsWith('/api/bookings');

@@ -13,12 +13,24 @@ export interface RateLimitStore {
   close?(): Promise<void>;
 }
 
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+/** A request's place in its window: what the RateLimit-* headers tell the client (docs/api-integration.md). */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  /** requests left in this window after this one */
+  remaining: number;
+  /** whole seconds until the window closes (>= 1): the Retry-After of a refused request */
+  resetSeconds: number;
+}
 
 export async function checkRate(store: RateLimitStore, key: string, limit: number, now: number, windowMs = 60_000): Promise<RateDecision> {
   const { count, resetAt } = await store.hit(key, windowMs, now);
-  if (count <= limit) return { allowed: true };
-  return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((resetAt - now) / 1000)) };
+  return {
+    allowed: count <= limit,
+    limit,
+    remaining: count < limit ? limit - count : 0,
+    resetSeconds: Math.max(1, Math.ceil((resetAt - now) / 1000)),
+  };
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {

@@ -10,6 +10,10 @@ import { freePort } from '../support/processes.js';
 import { Redis } from 'ioredis';
 import { RedisRateLimitStore, type StoreLogger } from '../../src/rate-limit/redis-store.js';
 import { checkRate } from '../../src/rate-limit/rate-limiter.js';
+import type { AddressInfo } from 'node:net';
+import { buildApp } from '../../src/http/build-app.js';
+import { setOperatorSetting } from '../../src/app/installation.js';
+import { testInstallation } from '../support/installation.js';
 
 const REDIS_HOST = '127.0.0.1';
 const REDIS_PORT = 6379;
@@ -96,9 +100,9 @@ describe('Redis rate-limit store', { skip: REDIS_AVAILABLE ? false : `Redis not 
     assert.ok(first.resetAt > now && first.resetAt <= now + 60_000);
     // pretend the window is nearly over: 4.2 s left
     await direct!.pexpire(`${prefix}api:window`, 4200);
-    assert.deepEqual(await checkRate(b, 'api:window', 3, now), { allowed: true });
-    assert.deepEqual(await checkRate(a, 'api:window', 3, now), { allowed: true });
-    assert.deepEqual(await checkRate(b, 'api:window', 3, now), { allowed: false, retryAfterSeconds: 5 });
+    assert.deepEqual(await checkRate(b, 'api:window', 3, now), { allowed: true, limit: 3, remaining: 1, resetSeconds: 5 });
+    assert.deepEqual(await checkRate(a, 'api:window', 3, now), { allowed: true, limit: 3, remaining: 0, resetSeconds: 5 });
+    assert.deepEqual(await checkRate(b, 'api:window', 3, now), { allowed: false, limit: 3, remaining: 0, resetSeconds: 5 });
     const left = await direct!.pttl(`${prefix}api:window`);
     assert.ok(left > 0 && left <= 4200, `the hits must not have extended the window (PTTL ${left})`);
   });
@@ -164,5 +168,44 @@ describe('Redis rate-limit store', { skip: REDIS_AVAILABLE ? false : `Redis not 
     );
     await store.close();
     await relay.cut();
+  });
+
+  test('RateLimit-* headers through real HTTP: two app instances sharing Redis count one window', async () => {
+    const inst = await testInstallation('sqlite');
+    const apps = [];
+    try {
+      await setOperatorSetting(inst.db, 'api.rate_limit_per_minute', '3');
+      const origins: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const store = open();
+        assert.ok(await store.ready());
+        const app = await buildApp({ db: inst.db, clock: inst.clock, rateLimits: store });
+        apps.push(app);
+        await app.listen({ host: '127.0.0.1', port: 0 });
+        origins.push(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+      }
+      const answers = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await fetch(`${origins[i % 2]}/api/schedules`, { headers: { authorization: `Bearer ${inst.token}` } });
+        answers.push([
+          res.status,
+          res.headers.get('ratelimit-limit'),
+          res.headers.get('ratelimit-remaining'),
+          res.headers.get('retry-after'),
+        ]);
+        const reset = Number(res.headers.get('ratelimit-reset'));
+        assert.ok(reset >= 1 && reset <= 60, `RateLimit-Reset ${reset}`);
+      }
+      assert.deepEqual(answers, [
+        [200, '3', '2', null],
+        [200, '3', '1', null],
+        [200, '3', '0', null],
+        [429, '3', '0', answers[3]![3]],
+      ]);
+      assert.ok(Number(answers[3]![3]) >= 1);
+    } finally {
+      await Promise.all(apps.map((a) => a.close()));
+      await inst.close();
+    }
   });
 });

@@ -24,11 +24,28 @@ export function bearerToken(header: string | undefined): string | null {
 /** The schedule a request names in its query (?schedule=), if well formed; validation proper comes later. */
 const scheduleAskedFor = (request: FastifyRequest) => idParam((request.query as Record<string, unknown> | undefined)?.schedule);
 
+/**
+ * A known /api path asked with a method it does not take: 405 with Allow, else null (a 404). It runs where a
+ * 404 would, after the gate: the order of docs/decisions.md §1 holds for every /api request.
+ */
+export function methodNotAllowed(request: FastifyRequest, reply: FastifyReply, methods: ReadonlyMap<string, readonly string[]>) {
+  const query = request.url.indexOf('?');
+  const allowed = methods.get(query === -1 ? request.url : request.url.slice(0, query));
+  if (allowed === undefined) return null;
+  return reply.code(405).header('allow', allowed.join(', ')).send({ error: 'Method Not Allowed' });
+}
+
 export function apiGate(checkAccess: ApiAccessCheck) {
   return async function gate(request: FastifyRequest, reply: FastifyReply) {
-    const { snapshot, versions, refusal } = await checkAccess(scheduleAskedFor(request), bearerToken(request.headers.authorization));
+    const { snapshot, versions, refusal, rate } = await checkAccess(scheduleAskedFor(request), bearerToken(request.headers.authorization));
     request.snapshot = snapshot;
     request.versions = versions;
+    // every answer to an accepted token says where its window stands (docs/api-integration.md, "Rate limit")
+    if (rate !== undefined) {
+      reply.header('ratelimit-limit', rate.limit);
+      reply.header('ratelimit-remaining', rate.remaining);
+      reply.header('ratelimit-reset', rate.resetSeconds);
+    }
     if (refusal === null) return;
     switch (refusal.reason) {
       case 'not configured':
@@ -36,9 +53,10 @@ export function apiGate(checkAccess: ApiAccessCheck) {
       case 'disabled':
         return reply.code(503).send({ error: 'API disabled' });
       case 'unauthorized':
-        return reply.code(401).send({ error: 'Unauthorized' });
+        // RFC 9110 §11.6.1 / RFC 6750 §3: a 401 names the scheme that would be accepted
+        return reply.code(401).header('www-authenticate', 'Bearer realm="api"').send({ error: 'Unauthorized' });
       case 'rate limited':
-        return reply.code(429).header('retry-after', String(refusal.retryAfterSeconds)).send({ error: 'Too Many Requests' });
+        return reply.code(429).header('retry-after', rate!.resetSeconds).send({ error: 'Too Many Requests' });
     }
   };
 }

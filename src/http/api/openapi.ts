@@ -2,6 +2,7 @@
 // tags, security scheme), the named schemas under their own names, and the schemas that the document
 // describes otherwise than they are validated (schemas.ts, DESCRIBED_AS).
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { withHttpHeaders } from './http-headers.js';
 import { DESCRIBED_AS } from './schemas.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -52,6 +53,7 @@ export const OPENAPI_OPTIONS: FastifyDynamicSwaggerOptions = {
   transformObject: (document) => {
     // this app emits OpenAPI only (never Swagger 2)
     const openapi = 'openapiObject' in document ? document.openapiObject : document.swaggerObject;
-    return describedAsDocumented(openapi as Json) as typeof openapi;
+    // the headers and 405 of the API's HTTP behaviour, declared in one place (api/http-headers.ts)
+    return describedAsDocumented(withHttpHeaders(openapi) as Json) as typeof openapi;
   },
 };

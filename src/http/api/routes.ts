@@ -4,12 +4,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { Db } from '../../db/connect.js';
 import type { ApiAccessCheck } from '../../app/api-access.js';
-import { jsonBody, type ListAnswer } from '../../app/answer-cache.js';
 import { listReasons, listDays, listSlots, formFor } from '../../app/availability.js';
-import { createBooking } from '../../app/bookings.js';
+import { createBooking, type BookingCreated } from '../../app/bookings.js';
 import type { FormField } from '../../core/forms/form-fields.js';
 import { formatUtc } from '../../core/time/calendar.js';
-import { apiGate } from './gate.js';
+import { apiGate, methodNotAllowed } from './gate.js';
+import { idempotentBooking } from './idempotency.js';
+import { sendListAnswer } from './compressed-answers.js';
 import { idParam } from '../id-param.js';
 import {
   DayParam,
@@ -34,6 +35,8 @@ export interface ApiDeps {
   db: Db;
   checkAccess: ApiAccessCheck;
   clock: () => number;
+  /** the methods each /api path takes (full path -> methods), for a 405's Allow */
+  apiMethods: ReadonlyMap<string, readonly string[]>;
 }
 
 const security = [{ bearerAuth: [] }];
@@ -49,10 +52,12 @@ function fieldBody(f: FormField) {
   };
 }
 
-/** /days and /slots answers are cached with their JSON body (app/answer-cache.ts): sent as it is. */
-function sendData(reply: FastifyReply, answer: ListAnswer) {
-  return reply.header('content-type', 'application/json; charset=utf-8').send(jsonBody(answer));
-}
+const bookedBody = (created: BookingCreated) => ({
+  booking_id: created.bookingId,
+  booking_details_id: created.detailsId,
+  user_id: created.customerId,
+  slot: formatUtc(created.start),
+});
 
 /**
  * The installation's time zone on the answers that carry or take local times, so an integrator need not
@@ -69,7 +74,9 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
   // only JSON bodies: without this, Fastify's text/plain parser would accept what must be a 415
   api.removeContentTypeParser('text/plain');
   api.addHook('onRequest', apiGate(deps.checkAccess));
-  api.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not Found' }));
+  api.setNotFoundHandler(
+    (request, reply) => methodNotAllowed(request, reply, deps.apiMethods) ?? reply.code(404).send({ error: 'Not Found' }),
+  );
 
   api.get(
     '/schedules',
@@ -139,7 +146,7 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
       const { schedule, reason } = request.query;
       const days = await listDays(db, request.snapshot, idParam(schedule), idParam(reason), clock(), request.versions);
       sendTimeZone(request, reply);
-      return sendData(reply, days);
+      return sendListAnswer(request, reply, days);
     },
   );
 
@@ -165,7 +172,7 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
       const { schedule, reason, day } = request.query;
       const slots = await listSlots(db, request.snapshot, idParam(schedule), idParam(reason), day, clock(), request.versions);
       sendTimeZone(request, reply);
-      return sendData(reply, slots);
+      return sendListAnswer(request, reply, slots);
     },
   );
 
@@ -218,18 +225,10 @@ export async function apiRoutes(scope: FastifyInstance, deps: ApiDeps) {
     },
     async (request, reply) => {
       const { schedule, reason, slot, submission } = request.body;
-      const created = await createBooking(
-        db,
-        request.snapshot,
-        { scheduleId: schedule, reasonId: reason, slot, submission, source: 'api' },
-        clock(),
-      );
-      return reply.code(201).send({
-        booking_id: created.bookingId,
-        booking_details_id: created.detailsId,
-        user_id: created.customerId,
-        slot: formatUtc(created.start),
-      });
+      const booking = { scheduleId: schedule, reasonId: reason, slot, submission, source: 'api' } as const;
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined) return idempotentBooking(request, reply, { db, clock }, key, booking, bookedBody);
+      return reply.code(201).send(bookedBody(await createBooking(db, request.snapshot, booking, clock())));
     },
   );
 }
