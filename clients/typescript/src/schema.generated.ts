@@ -198,7 +198,24 @@ export interface components {
             field?: string;
         };
     };
-    responses: never;
+    responses: {
+        /** @description A known path with a method it does not take (after the checks every call makes: 503, 401, 429). Allow lists the methods it takes. */
+        MethodNotAllowed: {
+            headers: {
+                /** @description e.g. GET, HEAD */
+                Allow?: string;
+                /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    error: "Method Not Allowed";
+                };
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -218,6 +235,14 @@ export interface operations {
             /** @description Schedules by ascending id */
             200: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -229,6 +254,10 @@ export interface operations {
             /** @description Token missing, wrong or replaced. Messages: "Unauthorized" */
             401: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api": the token goes in Authorization: Bearer <token> */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -241,8 +270,16 @@ export interface operations {
             /** @description Request limit reached (per token, per minute). Messages: "Too Many Requests" */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying; always sent */
+                    /** @description Whole seconds (at least 1) until the window closes and requests are accepted again */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -257,6 +294,8 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent while the database cannot answer */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -283,6 +322,14 @@ export interface operations {
             /** @description Reasons by ascending id; empty when none is configured */
             200: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -294,6 +341,10 @@ export interface operations {
             /** @description Token missing, wrong or replaced. Messages: "Unauthorized" */
             401: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api": the token goes in Authorization: Bearer <token> */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -306,6 +357,14 @@ export interface operations {
             /** @description Schedule not found, or a parameter missing or badly formatted (GET calls answer 404, not 400). Messages: "Schedule not found" */
             404: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -318,8 +377,16 @@ export interface operations {
             /** @description Request limit reached (per token, per minute). Messages: "Too Many Requests" */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying; always sent */
+                    /** @description Whole seconds (at least 1) until the window closes and requests are accepted again */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -334,6 +401,8 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent while the database cannot answer */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -364,6 +433,14 @@ export interface operations {
                 headers: {
                     /** @description The installation's IANA time zone (e.g. Europe/Berlin): the zone of every day and slot */
                     "Time-Zone"?: string;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -375,6 +452,10 @@ export interface operations {
             /** @description Token missing, wrong or replaced. Messages: "Unauthorized" */
             401: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api": the token goes in Authorization: Bearer <token> */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -387,6 +468,14 @@ export interface operations {
             /** @description Schedule or reason not found, or a parameter missing or badly formatted (GET calls answer 404, not 400). Messages: "Schedule not found", "Reason not found" */
             404: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -399,8 +488,16 @@ export interface operations {
             /** @description Request limit reached (per token, per minute). Messages: "Too Many Requests" */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying; always sent */
+                    /** @description Whole seconds (at least 1) until the window closes and requests are accepted again */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -415,6 +512,8 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent while the database cannot answer */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -447,6 +546,14 @@ export interface operations {
                 headers: {
                     /** @description The installation's IANA time zone (e.g. Europe/Berlin): the zone of every day and slot */
                     "Time-Zone"?: string;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -458,6 +565,10 @@ export interface operations {
             /** @description Token missing, wrong or replaced. Messages: "Unauthorized" */
             401: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api": the token goes in Authorization: Bearer <token> */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -470,6 +581,14 @@ export interface operations {
             /** @description Schedule, reason or day not found, or a parameter missing or badly formatted (GET calls answer 404, not 400). Messages: "Schedule not found", "Reason not found", "Day not found" */
             404: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -482,8 +601,16 @@ export interface operations {
             /** @description Request limit reached (per token, per minute). Messages: "Too Many Requests" */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying; always sent */
+                    /** @description Whole seconds (at least 1) until the window closes and requests are accepted again */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -498,6 +625,8 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent while the database cannot answer */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -530,6 +659,14 @@ export interface operations {
                 headers: {
                     /** @description The installation's IANA time zone (e.g. Europe/Berlin): the zone of every day and slot */
                     "Time-Zone"?: string;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -543,6 +680,10 @@ export interface operations {
             /** @description Token missing, wrong or replaced. Messages: "Unauthorized" */
             401: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api": the token goes in Authorization: Bearer <token> */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -555,6 +696,14 @@ export interface operations {
             /** @description Schedule, reason or time not found, or a parameter missing or badly formatted (GET calls answer 404, not 400). Messages: "Schedule not found", "Reason not found", "Time not available" */
             404: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -567,8 +716,16 @@ export interface operations {
             /** @description Request limit reached (per token, per minute). Messages: "Too Many Requests" */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying; always sent */
+                    /** @description Whole seconds (at least 1) until the window closes and requests are accepted again */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -583,6 +740,8 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent while the database cannot answer */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -597,7 +756,10 @@ export interface operations {
     createBooking: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes retrying safe: 1 to 255 printable ASCII characters, unique per booking attempt (a UUID, say). The first answer (201, 400 about the submission, 404) is kept with the key for at least 24 hours; a retry with the same key and body gets the same status and body with Idempotent-Replayed: true, and books nothing. The same key with a different body answers 400. A request whose key is still being answered by another request waits for that answer. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -611,15 +773,35 @@ export interface operations {
             /** @description The booking */
             201: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
+                    /** @description true when this answer is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BookingResponse"];
                 };
             };
-            /** @description Invalid JSON, a body of the wrong shape ("field" names the top-level field), or a submission value that breaks its field's rule ("field" names the submission field; "Field is required" when a required one is missing, empty or blank). Body messages: "Invalid JSON", "Invalid JSON: empty body", "Invalid request: the body must be a JSON object", "Invalid request: schedule is required", "Invalid request: reason is required", "Invalid request: slot is required", "Invalid request: submission is required", "Invalid request: schedule must be an integer >= 1", "Invalid request: reason must be an integer >= 1", "Invalid request: slot must be a string YYYY-MM-DD HH:MM:SS of exactly 19 characters", "Invalid request: submission must be an object". Submission messages: "Field is required", "Must be an e-mail address", "Must be a phone number", "Must be a number", "Must be a date (YYYY-MM-DD)", "Must be one of the options", "Must be true or false", "Must be a string", "Must be at most 1000 characters", "Must not contain control characters", "Must be a single line" */
+            /** @description Invalid JSON, a body of the wrong shape ("field" names the top-level field), or a submission value that breaks its field's rule ("field" names the submission field; "Field is required" when a required one is missing, empty or blank). Body messages: "Invalid JSON", "Invalid JSON: empty body", "Invalid request: the body must be a JSON object", "Invalid request: schedule is required", "Invalid request: reason is required", "Invalid request: slot is required", "Invalid request: submission is required", "Invalid request: schedule must be an integer >= 1", "Invalid request: reason must be an integer >= 1", "Invalid request: slot must be a string YYYY-MM-DD HH:MM:SS of exactly 19 characters", "Invalid request: submission must be an object". Submission messages: "Field is required", "Must be an e-mail address", "Must be a phone number", "Must be a number", "Must be a date (YYYY-MM-DD)", "Must be one of the options", "Must be true or false", "Must be a string", "Must be at most 1000 characters", "Must not contain control characters", "Must be a single line". With an Idempotency-Key: "Invalid Idempotency-Key: send 1 to 255 printable ASCII characters", or "Idempotency-Key reused with a different request" */
             400: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
+                    /** @description true when this answer is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -629,6 +811,10 @@ export interface operations {
             /** @description Token missing, wrong or replaced. Messages: "Unauthorized" */
             401: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api": the token goes in Authorization: Bearer <token> */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -641,6 +827,16 @@ export interface operations {
             /** @description Unknown schedule or reason, or a well-formed time that is not free (taken, closed, past, beyond the horizon, off the grid). Messages: "Schedule not found", "Reason not found", "Time not available" */
             404: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
+                    /** @description true when this answer is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -653,6 +849,14 @@ export interface operations {
             /** @description Body over 64 KiB. Messages: "Payload Too Large" */
             413: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -665,6 +869,14 @@ export interface operations {
             /** @description Content-Type: application/json missing. Messages: "Unsupported Media Type: send Content-Type: application/json" */
             415: {
                 headers: {
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -677,8 +889,16 @@ export interface operations {
             /** @description Request limit reached (per token, per minute). Messages: "Too Many Requests" */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying; always sent */
+                    /** @description Whole seconds (at least 1) until the window closes and requests are accepted again */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -693,6 +913,14 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; sent while the database cannot answer */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per 60-second window for this token */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Whole seconds until the current window closes (at least 1) */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -702,11 +930,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description API switched off ("API disabled"), installation not finished ("Not configured"), or the database cannot answer right now ("Service Unavailable", with Retry-After). Messages: "API disabled", "Not configured", "Service Unavailable" */
+            /** @description API switched off ("API disabled"), installation not finished ("Not configured"), or the database cannot answer right now ("Service Unavailable", with Retry-After). Messages: "API disabled", "Not configured", "Service Unavailable". With an Idempotency-Key: "A request with this Idempotency-Key is still in progress: retry later" (Retry-After: 1) when another request holding the key has not answered within 10 s */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying; sent while the database cannot answer */
                     "Retry-After"?: number;
+                    /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
