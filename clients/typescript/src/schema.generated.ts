@@ -198,24 +198,7 @@ export interface components {
             field?: string;
         };
     };
-    responses: {
-        /** @description A known path with a method it does not take (after the checks every call makes: 503, 401, 429). Allow lists the methods it takes. */
-        MethodNotAllowed: {
-            headers: {
-                /** @description e.g. GET, HEAD */
-                Allow?: string;
-                /** @description The request's id: the client's X-Request-Id when it sent 1 to 200 characters of [A-Za-z0-9._:-], else one generated; the server's log lines for the request carry it */
-                "X-Request-Id"?: string;
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    /** @enum {string} */
-                    error: "Method Not Allowed";
-                };
-            };
-        };
-    };
+    responses: never;
     parameters: never;
     requestBodies: never;
     headers: never;

@@ -1,7 +1,8 @@
 // The HTTP-level additions of issue 12, declared in /api/openapi.json in one pass over the generated document
 // (@fastify/swagger's transformObject), so the route schemas stay about bodies: Idempotency-Key on POST
 // /bookings, X-Request-Id on every answer, the RateLimit-* headers on every answer to an accepted token,
-// Retry-After on 429, WWW-Authenticate on 401, Idempotent-Replayed on POST /bookings, and 405.
+// Retry-After on 429, WWW-Authenticate on 401 and Idempotent-Replayed on POST /bookings. (A 405 belongs to no
+// operation, so the document's description states it: api/openapi.ts.)
 // What each header means for a client: docs/api-integration.md.
 
 // the few parts of an OpenAPI 3.1 document this pass reads or writes (openapi-types is not a dependency)
@@ -107,21 +108,5 @@ export function withHttpHeaders<T extends object>(generated: T): T {
       }
     }
   }
-  document.components = {
-    ...document.components,
-    responses: {
-      ...document.components?.responses,
-      MethodNotAllowed: {
-        description:
-          'A known path with a method it does not take (after the checks every call makes: 503, 401, 429). Allow lists the methods it takes.',
-        headers: { Allow: { description: 'e.g. GET, HEAD', schema: { type: 'string' } }, ...REQUEST_ID },
-        content: {
-          'application/json': {
-            schema: { type: 'object', required: ['error'], properties: { error: { type: 'string', enum: ['Method Not Allowed'] } } },
-          },
-        },
-      },
-    },
-  };
   return generated;
 }

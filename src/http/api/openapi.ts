@@ -33,6 +33,8 @@ export const OPENAPI_OPTIONS: FastifyDynamicSwaggerOptions = {
         'Every call sends `Authorization: Bearer <token>` (the token is generated in the admin area).',
         "Days and slots are wall-clock times in the installation's time zone, named by the `Time-Zone` header of GET /days, /slots and /forms; the booking answer gives the booked time in UTC.",
         'Errors are `{"error": "..."}` (plus `field` on a booking validation error); each response lists its exact messages.',
+        // a 405 belongs to no operation, so this is the one place the document can state it
+        'A known path called with a method it does not take answers 405 `{"error": "Method Not Allowed"}` with an `Allow` header listing the methods it takes (after the checks every call makes: 503, 401, 429).',
       ].join('\n\n'),
       contact: { name: 'The operator of this installation' },
       // the document describes an installation's API; the operator's own terms apply to its use
