@@ -80,16 +80,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const { status, error } = unreadableRequestAnswer(`${request.method} ${request.url}`);
       void (reply as FastifyReply).code(status).send({ error });
     },
-    // at close: idle kept-alive connections are closed, a request arriving on one answers 503 with
-    // Connection: close (both Fastify 5's defaults, stated because shutdown relies on them: server.ts)
+    // at close: idle kept-alive connections are closed (Fastify 5's default, stated because shutdown relies
+    // on it: server.ts); a request still arriving on a busy one gets Connection: close and our own 503 below,
+    // since Fastify's (return503OnClosing) has a body of its own shape and no Retry-After
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    return503OnClosing: false,
   });
   // a request still in flight when close() starts is answered with Connection: close, so its kept-alive
   // connection ends with it instead of holding the shutdown until the keep-alive timeout
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+  });
+  // a request that arrives once shutdown has begun: the contract's shape, and when to come back (a load
+  // balancer retries it on another instance). Callback style: nothing per request but the check
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    void reply.code(503).header('retry-after', '5').send({ error: 'Service Unavailable' });
   });
   // callback style: no promise per response on the hot path, where this almost never does anything else
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -288,6 +288,43 @@ describeEachDatabase('SIGTERM with a request in flight on a kept-alive connectio
   });
 });
 
+describeEachDatabase('SIGTERM with a request still arriving', (dialect) => {
+  let target: TestDatabase;
+  before(async () => {
+    target = await freshDatabase(dialect);
+  });
+  after(async () => {
+    await target.drop();
+  });
+
+  test("a request completed once shutdown has begun gets the contract's 503 with Retry-After, not Fastify's own", async (t) => {
+    const ready = await readyInstallation(target.url);
+    const server = await serve(target.url);
+    try {
+      const conn = rawConnection(server.origin);
+      await conn.connected;
+      const host = new URL(server.origin).host;
+      // the request line and part of its headers: the connection is busy, so shutdown does not close it as idle
+      conn.write(`GET /api/schedules HTTP/1.1\r\nHost: ${host}\r\n`);
+      await new Promise((r) => setTimeout(r, 200));
+      const exited = server.stop('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      conn.write(`Authorization: Bearer ${ready.token}\r\n\r\n`);
+      await until('an answer', async () => conn.received().includes('\r\n\r\n{'), 5_000);
+      const answer = conn.received();
+      t.diagnostic(answer.split('\r\n')[0]);
+      assert.match(answer, /^HTTP\/1\.1 503 /, answer);
+      assert.match(answer, /\r\nretry-after: 5\r\n/i, answer);
+      assert.match(answer, /\r\nconnection: close\r\n/i, answer);
+      assert.match(answer, /\r\n\r\n\{"error":"Service Unavailable"\}$/, answer);
+      const { code } = await exited;
+      assert.equal(code, 0, server.log());
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('the OpenAPI document', () => {
   test('names the 503 with Retry-After on every operation, and Retry-After on POST /bookings 500', async () => {
     const target = freshSqlite();
