@@ -75,7 +75,8 @@ export async function claimIdempotencyKey(db: Db, key: string, hash: string, clo
     if (!row) continue;
     const abandoned = row.status === null && row.started_at + CLAIM_LEASE_MS <= now;
     if (row.expires_at <= now || abandoned) {
-      if (await db.write((trx) => reclaimKey(trx, key, row.claim, claim, hash, now, expiresAt))) return { kind: 'owner', key, claim };
+      if (await db.write((trx) => reclaimKey(trx, key, row.claim, claim, hash, now, expiresAt, now - CLAIM_LEASE_MS)))
+        return { kind: 'owner', key, claim };
       continue;
     }
     if (row.request_hash !== hash) return { kind: 'mismatch' };
@@ -85,9 +86,21 @@ export async function claimIdempotencyKey(db: Db, key: string, hash: string, clo
   }
 }
 
+/**
+ * The key was taken over while its owner worked (the owner outlived the lease: a paused process, clocks
+ * apart): the owner's answer is not recorded, and when thrown inside the booking's transaction the booking
+ * is rolled back, so one key never books twice. The caller claims the key again (replay, or busy).
+ */
+export class KeyTakenOver extends Error {
+  constructor() {
+    super('the Idempotency-Key was taken over by another request');
+    this.name = 'KeyTakenOver';
+  }
+}
+
 /** Within the booking's transaction: the owner's answer, committed with the booking or not at all. */
 export async function recordAnswerIn(trx: Transaction, owned: OwnedKey, answer: StoredAnswer): Promise<void> {
-  await completeKey(trx, owned.key, owned.claim, answer.status, answer.body);
+  if (!(await completeKey(trx, owned.key, owned.claim, answer.status, answer.body))) throw new KeyTakenOver();
 }
 
 /** What the owner's booking runs in its own transaction: records the 201 it answers with, under the key. */

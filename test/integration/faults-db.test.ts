@@ -312,7 +312,7 @@ describeEachDatabase('SIGTERM with a request still arriving', (dialect) => {
       conn.write(`Authorization: Bearer ${ready.token}\r\n\r\n`);
       await until('an answer', async () => conn.received().includes('\r\n\r\n{'), 5_000);
       const answer = conn.received();
-      t.diagnostic(answer.split('\r\n')[0]);
+      t.diagnostic(answer.split('\r\n')[0] ?? '');
       assert.match(answer, /^HTTP\/1\.1 503 /, answer);
       assert.match(answer, /\r\nretry-after: 5\r\n/i, answer);
       assert.match(answer, /\r\nconnection: close\r\n/i, answer);

@@ -9,7 +9,18 @@ import { describeEachDatabase, freshDatabase, type TestDatabase } from '../suppo
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
 import { readyInstallation, serve, type ServeProcess } from '../support/processes.js';
 import { connect } from '../../src/db/connect.js';
-import { CLAIM_LEASE_MS, IDEMPOTENCY_TTL_MS, requestHash } from '../../src/app/idempotency.js';
+import {
+  CLAIM_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  KeyTakenOver,
+  claimIdempotencyKey,
+  recordAnswer,
+  recordingAnswerIn,
+  requestHash,
+} from '../../src/app/idempotency.js';
+import { createBooking, type BookingCreated, type BookingRequest } from '../../src/app/bookings.js';
+import { SnapshotCache } from '../../src/app/snapshot.js';
+import { findKey, reclaimKey } from '../../src/db/repos/idempotency.repository.js';
 
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
@@ -223,5 +234,72 @@ describeEachDatabase('Idempotency-Key across two serve processes on one database
     } finally {
       await db.close();
     }
+  });
+});
+
+describeEachDatabase('Idempotency-Key: an owner outliving its lease', (dialect) => {
+  let inst: TestInstallation;
+  let request: BookingRequest;
+  const body = { slot: '2026-06-02 09:00:00', submission: { email: 'slow@example.com' } };
+  before(async () => {
+    inst = await testInstallation(dialect, {
+      now: NOW,
+      schedules: [
+        {
+          name: 'Desk',
+          slot_interval_minutes: 30,
+          horizon_days: 7,
+          // capacity 2: a second booking of the same time would succeed, so only the key can prevent it
+          capacity: 2,
+          weekly_hours: ALL_WEEK([['09:00', '18:00']]),
+          reasons: [{ name: 'Talk', duration_minutes: 30 }],
+          form: { email: { label: 'E-mail', input_type: 'email', required: true } },
+        },
+      ],
+    });
+    const schedule = inst.schedules[0]!;
+    request = { scheduleId: schedule.id, reasonId: schedule.reasons[0]!.id, ...body, source: 'api' };
+  });
+  after(() => inst.close());
+
+  const answerOf = (created: BookingCreated) => ({ status: 201, body: JSON.stringify({ booking_id: created.bookingId }) });
+
+  test('a key taken over while its first owner still works books once: the late owner is rolled back', async () => {
+    const snapshot = await new SnapshotCache(inst.db).current();
+    const hash = requestHash(body);
+    const first = await claimIdempotencyKey(inst.db, 'slow-owner', hash, inst.clock);
+    assert.equal(first.kind, 'owner');
+    // the first owner stalls past its lease (a paused process, clocks apart): another request takes over and books
+    inst.clock.now += CLAIM_LEASE_MS + 1_000;
+    const second = await claimIdempotencyKey(inst.db, 'slow-owner', hash, inst.clock);
+    assert.equal(second.kind, 'owner');
+    if (second.kind !== 'owner' || first.kind !== 'owner') return;
+    await createBooking(inst.db, snapshot, request, inst.clock(), recordingAnswerIn(second, answerOf));
+    // the first owner wakes up and books: its answer can no longer be recorded, so its booking must not stand
+    await assert.rejects(createBooking(inst.db, snapshot, request, inst.clock(), recordingAnswerIn(first, answerOf)), KeyTakenOver);
+    const bookings = await inst.db.kysely.selectFrom('bookings').select('id').where('schedule_id', '=', request.scheduleId).execute();
+    assert.equal(bookings.length, 1, 'one key, one booking');
+    // and the key answers what the booking that stands answered
+    const again = await claimIdempotencyKey(inst.db, 'slow-owner', hash, inst.clock);
+    assert.equal(again.kind, 'replay');
+    if (again.kind === 'replay') assert.equal(again.answer.body, JSON.stringify({ booking_id: bookings[0]!.id }));
+  });
+
+  test('a takeover decided on a stale read does not wipe an answer recorded meanwhile', async () => {
+    const hash = requestHash(body);
+    const owner = await claimIdempotencyKey(inst.db, 'answered-meanwhile', hash, inst.clock);
+    assert.equal(owner.kind, 'owner');
+    if (owner.kind !== 'owner') return;
+    inst.clock.now += CLAIM_LEASE_MS + 1_000;
+    // another request read the row while it was pending and past its lease ...
+    const seen = await findKey(inst.db.kysely, 'answered-meanwhile');
+    // ... then the owner recorded its answer
+    await recordAnswer(inst.db, owner, { status: 404, body: '{"error":"Time not available"}' });
+    const now = inst.clock();
+    const taken = await inst.db.write((trx) =>
+      reclaimKey(trx, 'answered-meanwhile', seen!.claim, 'late', hash, now, now + IDEMPOTENCY_TTL_MS, now - CLAIM_LEASE_MS),
+    );
+    assert.equal(taken, false);
+    assert.equal((await findKey(inst.db.kysely, 'answered-meanwhile'))!.status, 404);
   });
 });

@@ -58,25 +58,30 @@ export async function reclaimKey(
   requestHash: string,
   now: number,
   expiresAt: number,
+  abandonedBefore: number,
 ): Promise<boolean> {
   const result = await db
     .updateTable('idempotency_keys')
     .set({ claim, request_hash: requestHash, status: null, body: null, started_at: now, expires_at: expiresAt })
     .where('key', '=', key)
     .where('claim', '=', seenClaim)
+    // the condition that made the caller take it over, checked again in the write: an owner that recorded
+    // its answer between the caller's read and this update keeps it
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb.and([eb('status', 'is', null), eb('started_at', '<=', abandonedBefore)])]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Records the answer of the request that claimed the key (`claim`). */
-export async function completeKey(db: Q, key: string, claim: string, status: number, body: string): Promise<void> {
-  await db
+/** Records the answer of the request that claimed the key (`claim`); false when the claim is no longer its own. */
+export async function completeKey(db: Q, key: string, claim: string, status: number, body: string): Promise<boolean> {
+  const result = await db
     .updateTable('idempotency_keys')
     .set({ status, body })
     .where('key', '=', key)
     .where('claim', '=', claim)
     .where('status', 'is', null)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Gives up a claim without an answer (the request failed in a way a retry may not): the next request owns the key. */

@@ -8,6 +8,7 @@ import { createBooking, type BookingCreated, type BookingRequest } from '../../a
 import {
   claimIdempotencyKey,
   isValidIdempotencyKey,
+  KeyTakenOver,
   recordAnswer,
   recordingAnswerIn,
   releaseIdempotencyKey,
@@ -58,6 +59,8 @@ export async function idempotentBooking(
       recordingAnswerIn(claim, (created: BookingCreated) => (answer = { status: 201, body: JSON.stringify(bookedBody(created)) })),
     );
   } catch (error) {
+    // another request owns the key now: nothing of ours was stored; answer what the key answers now
+    if (error instanceof KeyTakenOver) return idempotentBooking(request, reply, deps, key, booking, bookedBody);
     const refused = requestErrorAnswer(error);
     if (refused === null) {
       // not an answer to keep: whoever retries tries anew (a booking that did commit keeps its 201)
@@ -67,7 +70,12 @@ export async function idempotentBooking(
       throw error;
     }
     answer = { status: refused.status, body: JSON.stringify(refused.body) };
-    await recordAnswer(db, claim, answer);
+    try {
+      await recordAnswer(db, claim, answer);
+    } catch (recordError) {
+      if (recordError instanceof KeyTakenOver) return idempotentBooking(request, reply, deps, key, booking, bookedBody);
+      throw recordError;
+    }
   }
   return sendAnswer(reply, answer!, false);
 }
