@@ -1,5 +1,6 @@
 // Operator use-cases on the installation as a whole: setup, the API switch, the token, settings.
 // The CLI and the admin area both call these.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import { bumpConfigVersion, loadSettings, saveSetting, upsertAdmin } from '../db/repos/installation.repository.js';
 import { Conflict, InvalidInput } from '../core/errors.js';
@@ -74,22 +75,57 @@ export async function generateToken(db: Db): Promise<string> {
 }
 
 /**
- * A new token for the admin area: the old one stops at once, and the new one is held on the session's row
- * (sessionKey) in the same transaction, until takeUnshownToken shows it once. Never in a URL or a log.
+ * The token waiting to be shown is kept encrypted (AES-256-GCM) under a key derived from the session's id,
+ * which only the browser's cookie carries: the database stores the id's SHA-256 alone, so a copy of the
+ * database (a backup) holds neither the token nor the means to read it (docs/decisions.md §2: only the
+ * token's hash is kept).
  */
-export async function generateTokenToShow(db: Db, sessionKey: string, onCreated?: OnCreated<void>): Promise<void> {
+const heldTokenKey = (sessionId: string) =>
+  Buffer.from(hkdfSync('sha256', sessionId, Buffer.alloc(0), 'booking: API token waiting to be shown', 32));
+
+function sealToken(sessionId: string, token: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', heldTokenKey(sessionId), iv);
+  const sealed = Buffer.concat([cipher.update(token, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
+}
+
+function openToken(sessionId: string, held: string): string | null {
+  const bytes = Buffer.from(held, 'base64url');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', heldTokenKey(sessionId), bytes.subarray(0, 12));
+    decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+    return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A new token for the admin area: the old one stops at once, and the new one is held, sealed, on the
+ * session's row in the same transaction, until takeUnshownToken shows it
+ * once. Never in a URL or a log, never in clear in the database.
+ */
+/** The admin session a new token is held for: its row's key (admin-auth's sessionKey) and its id, from the cookie. */
+export interface TokenHolder {
+  readonly rowKey: string;
+  readonly sessionId: string;
+}
+
+export async function generateTokenToShow(db: Db, session: TokenHolder, onCreated?: OnCreated<void>): Promise<void> {
   const token = newToken();
   await db.write(async (trx) => {
     await saveSetting(trx, 'api.token_hash', hashToken(token));
     await bumpConfigVersion(trx);
-    await holdUnshownToken(trx, sessionKey, token);
+    await holdUnshownToken(trx, session.rowKey, sealToken(session.sessionId, token));
     await onCreated?.(trx, undefined);
   });
 }
 
 /** The token generateTokenToShow held for this session, once: null when it was already shown (or none was made). */
-export async function takeUnshownToken(db: Db, sessionKey: string): Promise<string | null> {
-  return db.write((trx) => takeUnshownTokenRow(trx, sessionKey));
+export async function takeUnshownToken(db: Db, session: TokenHolder): Promise<string | null> {
+  const held = await db.write((trx) => takeUnshownTokenRow(trx, session.rowKey));
+  return held === null ? null : openToken(session.sessionId, held);
 }
 
 export interface GeneralSettings {

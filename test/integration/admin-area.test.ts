@@ -189,11 +189,17 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     const generated = await browser.post('/admin/settings/token', {}, { csrfFrom: '/admin/settings/token' });
     assert.equal(generated.statusCode, 303);
     assert.equal(generated.headers.location, '/admin/settings/token/new');
+    // while it waits to be shown, the database holds it only sealed (decisions §2: only the token's hash is kept)
+    const held = await inst.db.kysely.selectFrom('admin_sessions').select('unshown_api_token').execute();
+    const sealed = held.map((row) => row.unshown_api_token).filter((value) => value !== null);
+    assert.equal(sealed.length, 1, 'one token waits to be shown');
+    assert.doesNotMatch(sealed[0]!, /apm_/);
     const res = await browser.get('/admin/settings/token/new');
     const token = /<code class="token" id="new-token">(apm_[A-Za-z0-9]{64})<\/code>/.exec(res.body)?.[1];
     assert.ok(token, 'the token is on the page');
     assert.match(res.body, /stopped working immediately/);
     assert.doesNotMatch((await browser.get('/admin/settings/token/new')).body, /apm_/, 'shown once');
+    assert.ok(!JSON.stringify(await inst.db.kysely.selectFrom('admin_sessions').selectAll().execute()).includes(token), 'nowhere in the sessions');
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules', token })).statusCode, 200);
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).statusCode, 401);
     assert.doesNotMatch((await browser.get('/admin/settings')).body, new RegExp(token));

@@ -20,7 +20,7 @@ export function adminSafety(dialect: DialectName) {
         .addColumn('outcome', 'varchar(300)')
         .execute();
       await db.schema.createIndex('used_form_tokens_used_at').on('used_form_tokens').column('used_at').execute();
-      await db.schema.alterTable('admin_sessions').addColumn('unshown_api_token', 'varchar(100)').execute();
+      await db.schema.alterTable('admin_sessions').addColumn('unshown_api_token', 'varchar(200)').execute();
       await db.schema.alterTable('outbox').addColumn('skip_reason', 'text').execute();
     },
   };

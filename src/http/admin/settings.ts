@@ -4,8 +4,8 @@
 // next request in every process.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput } from '../../core/errors.js';
-import { generateTokenToShow, saveGeneralSettings, setApiEnabled, setOperatorSetting, takeUnshownToken } from '../../app/installation.js';
 import { sessionKey } from '../../app/admin-auth.js';
+import { generateTokenToShow, saveGeneralSettings, setApiEnabled, setOperatorSetting, takeUnshownToken } from '../../app/installation.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
 import { confirmPage, csrfField, input, page, select, type Errors } from './layout.js';
@@ -166,7 +166,7 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
     const now = clock();
     await generateTokenToShow(
       db,
-      sessionKey(session),
+      { rowKey: sessionKey(session), sessionId: session.sessionId },
       claimFormToken(once, now, () => '/admin/settings#interface'),
     );
     return reply.redirect('/admin/settings/token/new', 303);
@@ -174,7 +174,7 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
 
   app.get('/settings/token/new', async (request, reply) => {
     const { page: ctx, session } = state(request);
-    const token = await takeUnshownToken(db, sessionKey(session!));
+    const token = await takeUnshownToken(db, { rowKey: sessionKey(session!), sessionId: session!.sessionId });
     return sendPage(
       reply,
       page(
