@@ -193,10 +193,7 @@ export function scheduleFromForm(input: FormInput): ScheduleEdit {
     parseExceptions(exceptionsFromText(capped(input, 'exceptions', MAX_EXCEPTIONS_TEXT)), 'exceptions'),
   );
   const reminders = found.take('reminder_minutes_before', () =>
-    parseReminderMinutes(
-      reminderMinutesFromText(capped(input, 'reminder_minutes_before', MAX_REMINDERS_TEXT)),
-      'reminder_minutes_before',
-    ),
+    parseReminderMinutes(reminderMinutesFromText(capped(input, 'reminder_minutes_before', MAX_REMINDERS_TEXT)), 'reminder_minutes_before'),
   );
   found.throwIfAny();
   return { name: name!, settings, weeklyHours, exceptions: exceptions!, reminderMinutesBefore: reminders! };
