@@ -13,6 +13,7 @@ import {
   setRetired,
   updateReason,
   updateScheduleHours,
+  updateScheduleReminders,
   updateScheduleSettings,
 } from '../db/repos/schedule.repository.js';
 import { countFutureBookings } from '../db/repos/booking.repository.js';
@@ -49,6 +50,7 @@ export async function updateSchedule(db: Db, id: number, def: ScheduleEdit): Pro
     await requireSchedule(trx, id);
     await updateScheduleSettings(trx, id, def.name, def.settings);
     await updateScheduleHours(trx, id, def.weeklyHours, def.exceptions);
+    await updateScheduleReminders(trx, id, def.reminderMinutesBefore);
     await bumpConfigVersion(trx);
   });
 }

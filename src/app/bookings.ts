@@ -6,7 +6,7 @@ import type { Db } from '../db/connect.js';
 import { bumpBookingsVersion, findBookedForCancel, insertBooking, markBookingCancelled } from '../db/repos/booking.repository.js';
 import { saveCustomer } from '../db/repos/customer.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
-import { mailRecipient, type MessageKind } from '../core/messages.js';
+import { mailRecipient, reminderDueTimes, type MessageKind } from '../core/messages.js';
 import type { BookingSource } from '../core/bookings.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
 import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
@@ -99,8 +99,13 @@ export async function createBooking(
       createdAt: now,
       changedIn,
     });
-    const messages: { kind: MessageKind; recipient: string }[] = [];
-    if (customerRecipient) messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
+    const messages: { kind: MessageKind; recipient: string; notBefore?: number }[] = [];
+    if (customerRecipient) {
+      messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
+      // the schedule's reminders as they are now (a later change applies to later bookings: docs/reminders.md)
+      for (const due of reminderDueTimes(slot.start, schedule.reminderMinutesBefore, now))
+        messages.push({ kind: 'booking_reminder', recipient: customerRecipient, notBefore: due });
+    }
     if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
     await enqueueMessages(trx, bookingId, messages, now);
     await queueBookingEvent(trx, 'booking.created', bookingId, now);

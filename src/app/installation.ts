@@ -132,25 +132,32 @@ export interface GeneralSettings {
   readonly name: string;
   readonly timezone: string;
   readonly notifyEmail: string;
+  /** the practice's contact details ('' for none) */
+  readonly phone: string;
+  readonly address: string;
+  readonly website: string;
 }
 
 const GENERAL_SETTING_KEYS = {
   name: 'installation.name',
   timezone: 'installation.timezone',
   notifyEmail: 'installation.notify_email',
+  phone: 'installation.phone',
+  address: 'installation.address',
+  website: 'installation.website',
 } as const satisfies Record<keyof GeneralSettings, SettingKey>;
 
 export type GeneralSettingsProblems = Partial<Record<keyof GeneralSettings, InvalidInput>>;
 
 /**
- * The installation's name, zone and notification address, saved together in one transaction. All three
- * are checked first, so that a page can name every wrong one: returns the problems, and saves nothing
+ * The installation's name, zone, notification address and contact details, saved together in one
+ * transaction. All are checked first, so that a page can name every wrong one: returns the problems, and saves nothing
  * unless there are none.
  */
 export async function saveGeneralSettings(db: Db, input: GeneralSettings): Promise<GeneralSettingsProblems> {
   const values: Partial<Record<SettingKey, unknown>> = {};
   const problems: GeneralSettingsProblems = {};
-  for (const prop of ['name', 'timezone', 'notifyEmail'] as const) {
+  for (const prop of Object.keys(GENERAL_SETTING_KEYS) as (keyof GeneralSettings)[]) {
     const key = GENERAL_SETTING_KEYS[prop];
     try {
       values[key] = parseOperatorSetting(key, input[prop]);

@@ -106,6 +106,7 @@ function messageSource({ kind, settings, booking, form }: MessageRecord): Messag
       lastName: answered('last_name', booking.customerLastName),
       email: mailRecipient(booking.customerEmail),
     },
+    contact: { phone: settings.phone, address: settings.address, website: settings.website },
   };
 }
 

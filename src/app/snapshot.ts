@@ -11,7 +11,7 @@ import { parseDate } from '../core/time/calendar.js';
 import { TimeZone } from '../core/time/zone.js';
 
 /** A stored schedule as the API reads it: the engine's rules, and the reasons by id. */
-export interface ScheduleView extends Pick<StoredSchedule, 'id' | 'name' | 'form'> {
+export interface ScheduleView extends Pick<StoredSchedule, 'id' | 'name' | 'form' | 'reminderMinutesBefore'> {
   readonly rules: ScheduleRules;
   readonly reasons: ReadonlyMap<number, StoredReason>;
 }
@@ -36,6 +36,7 @@ function viewOf(s: StoredSchedule): ScheduleView {
     },
     reasons: new Map(s.reasons.map((r) => [r.id, r])),
     form: s.form,
+    reminderMinutesBefore: s.reminderMinutesBefore,
   };
 }
 

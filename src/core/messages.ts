@@ -1,7 +1,7 @@
 // The notification e-mails a booking sends (queued in the outbox with the booking, rendered and sent later).
 import { isEmailAddress } from './forms/form-fields.js';
 
-export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation';
+export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation' | 'booking_reminder';
 
 /**
  * Where a message is in its delivery: due (queued, retrying), claimed by a worker (sending), or done (sent;
@@ -30,7 +30,9 @@ export interface BookingMoment {
  * - confirmation (to the customer): only while the booking stands and has not started;
  * - cancellation (to the customer): only while the appointment's start is still ahead;
  * - notification (to the office): only while the booking stands and the appointment has not ended (the
- *   office's own record; the booking list keeps every booking anyway).
+ *   office's own record; the booking list keeps every booking anyway);
+ * - reminder (to the customer, due some minutes before the start): only while the booking stands and has
+ *   not started; one that could not go out before the start (the worker was down) is dropped.
  */
 export function staleMessageReason(kind: MessageKind, booking: BookingMoment, now: number): string | null {
   switch (kind) {
@@ -45,7 +47,21 @@ export function staleMessageReason(kind: MessageKind, booking: BookingMoment, no
       if (booking.cancelled) return 'the booking was cancelled before the notification went out';
       if (booking.end <= now) return 'the appointment was over before the notification went out';
       return null;
+    case 'booking_reminder':
+      if (booking.cancelled) return 'the booking was cancelled before the reminder was due';
+      if (booking.start <= now) return 'the appointment had begun before the reminder went out';
+      return null;
   }
+}
+
+/**
+ * The reminders to queue for a booking made at `now`: one per configured lead time whose due moment is still
+ * ahead. A reminder due before the booking was made (booked an hour ahead: no 24-hour reminder) is not
+ * queued at all. Due moments are instants, so a DST change between the reminder and the appointment does
+ * not move it.
+ */
+export function reminderDueTimes(start: number, minutesBefore: readonly number[], now: number): number[] {
+  return minutesBefore.map((minutes) => start - minutes * 60_000).filter((due) => due > now);
 }
 
 /** The address to queue a message to, or null when there is none we could deliver to. */

@@ -19,6 +19,11 @@ export interface InstallationSettings {
   readonly smtpUrl: string;
   /** sender address saved in the admin area; '' means the notification address. MAIL_FROM wins. */
   readonly mailFrom: string;
+  /** the practice's contact details shown in every customer mail; '' when not set */
+  readonly phone: string;
+  readonly address: string;
+  /** an http(s) URL */
+  readonly website: string;
 }
 
 export const DEFAULT_INSTALLATION: InstallationSettings = {
@@ -31,6 +36,9 @@ export const DEFAULT_INSTALLATION: InstallationSettings = {
   rateLimitPerMinute: 300,
   smtpUrl: '',
   mailFrom: '',
+  phone: '',
+  address: '',
+  website: '',
 };
 
 /** storage key -> property */
@@ -44,6 +52,9 @@ export const SETTING_KEYS = {
   'api.rate_limit_per_minute': 'rateLimitPerMinute',
   'mail.smtp_url': 'smtpUrl',
   'mail.from': 'mailFrom',
+  'installation.phone': 'phone',
+  'installation.address': 'address',
+  'installation.website': 'website',
 } as const satisfies Record<string, keyof InstallationSettings>;
 
 export type SettingKey = keyof typeof SETTING_KEYS;
@@ -150,6 +161,53 @@ export function unmaskSmtpUrl(submitted: string, stored: string, field = 'smtp_u
   return url.href;
 }
 
+/** One line of contact text (phone, address): trimmed, no control characters, at most `max` characters; '' clears it. */
+function contactLine(key: string, text: string, max: number): string {
+  const value = text.trim();
+  const problem = controlCharacterProblem(value);
+  if (problem) {
+    const reason = problem.replace(/^Must/, 'must');
+    throw new InvalidInput(reason, 'value', `${key}: ${reason}`);
+  }
+  if (value.length > max) throw new InvalidInput(`must be at most ${max} characters`, 'value', `${key} must be at most ${max} characters`);
+  return value;
+}
+
+export const MAX_PHONE_LENGTH = 40;
+export const MAX_ADDRESS_LENGTH = 200;
+export const MAX_WEBSITE_LENGTH = 500;
+
+export function parsePhone(text: string): string {
+  const value = contactLine('installation.phone', text, MAX_PHONE_LENGTH);
+  // letters are allowed ("0800 FLOWERS", "ext. 12"), but a phone number without a digit is a typo
+  if (value !== '' && !/[0-9]/.test(value))
+    throw new InvalidInput('must contain a phone number', 'value', 'installation.phone must contain a phone number');
+  return value;
+}
+
+export function parseAddress(text: string): string {
+  return contactLine('installation.address', text, MAX_ADDRESS_LENGTH);
+}
+
+/** The practice's website: an http:// or https:// URL with a host, no user or password in it; '' clears it. */
+export function parseWebsite(text: string): string {
+  const value = contactLine('installation.website', text, MAX_WEBSITE_LENGTH);
+  if (value === '') return '';
+  const refuse = (reason: string): never => {
+    throw new InvalidInput(reason, 'value', `installation.website ${reason}`);
+  };
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    refuse('must be a web address starting with https:// or http://, such as https://example.com');
+  }
+  if (url!.protocol !== 'https:' && url!.protocol !== 'http:') refuse('must start with https:// or http://');
+  if (url!.hostname === '' || /\s/.test(value)) refuse('must be a web address such as https://example.com');
+  if (url!.username !== '' || url!.password !== '') refuse('must not contain a user name or password');
+  return value;
+}
+
 /** What `booking set KEY VALUE` accepts: each key with the parser of its text value. */
 export const OPERATOR_SETTINGS: Readonly<Record<string, (text: string) => unknown>> = {
   'api.rate_limit_per_minute': (text) => {
@@ -173,6 +231,9 @@ export const OPERATOR_SETTINGS: Readonly<Record<string, (text: string) => unknow
   'installation.notify_email': (text) => parseEmail(text, 'value'),
   'mail.smtp_url': (text) => parseSmtpUrl(text, 'value'),
   'mail.from': (text) => (text.trim() === '' ? '' : parseEmail(text, 'value')),
+  'installation.phone': parsePhone,
+  'installation.address': parseAddress,
+  'installation.website': parseWebsite,
 };
 
 export function parseOperatorSetting(key: string, text: string): unknown {

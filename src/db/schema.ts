@@ -43,6 +43,8 @@ export interface SchedulesTable {
   bookings_version: Generated<number>;
   /** set when retired: gone from the API and new bookings, its bookings kept */
   retired_at: number | null;
+  /** JSON list of minutes before the appointment at which the customer is reminded (migration 010) */
+  reminder_minutes: Generated<string>;
 }
 
 export interface ReasonsTable {

@@ -15,6 +15,8 @@ export interface CalendarEvent {
   stamp: number;
   summary: string;
   description: string;
+  /** the practice's address, or '' for none */
+  location?: string;
   organizer: { name: string; email: string } | null;
   attendee: { name: string; email: string } | null;
 }
@@ -80,6 +82,7 @@ export function calendarFile(event: CalendarEvent): string {
     `DTEND:${icsUtc(event.end)}`,
     `SUMMARY:${escapeText(event.summary)}`,
     `DESCRIPTION:${escapeText(event.description)}`,
+    ...(event.location ? [`LOCATION:${escapeText(event.location)}`] : []),
     `STATUS:${event.method === 'CANCEL' ? 'CANCELLED' : 'CONFIRMED'}`,
     ...(event.organizer ? [person('ORGANIZER', event.organizer)] : []),
     ...(event.attendee ? [person('ATTENDEE', event.attendee, ';ROLE=REQ-PARTICIPANT')] : []),

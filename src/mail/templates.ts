@@ -1,4 +1,4 @@
-// The three messages, rendered from the booking as it is when the message is sent (pure: no I/O, no
+// The messages, rendered from the booking as it is when the message is sent (pure: no I/O, no
 // clock). Plain text and HTML carry the same facts; every customer or operator value is escaped in
 // HTML and flattened in headers (core/text.ts). The .ics lets the recipient's calendar add or remove it.
 import type { Answer } from '../core/forms/form-fields.js';
@@ -23,6 +23,14 @@ export interface MessageSource {
   /** the schedule's form, in the operator's order, for the answers' labels */
   form: readonly { name: string; label: string }[];
   customer: { firstName: string; lastName: string; email: string | null };
+  /** the practice's contact details (installation settings), each '' when not set */
+  contact: ContactDetails;
+}
+
+export interface ContactDetails {
+  phone: string;
+  address: string;
+  website: string;
 }
 
 export interface RenderedMessage {
@@ -119,6 +127,35 @@ function singleLineSource(source: MessageSource): MessageSource {
   };
 }
 
+/**
+ * The practice's contact details as the last block of every customer mail: labelled lines for the text,
+ * a paragraph for the HTML (the website a link). Empty when none is set. Values are single-line (settings
+ * refuse line breaks on entry; this also covers anything stored otherwise).
+ */
+export function contactBlock(contact: ContactDetails): { text: string[]; html: string[] } {
+  const items: [string, string][] = (
+    [
+      ['Phone', contact.phone],
+      ['Address', contact.address],
+      ['Website', contact.website],
+    ] as [string, string][]
+  )
+    .map(([label, value]): [string, string] => [label, singleLine(value).trim()])
+    .filter(([, value]) => value !== '');
+  if (items.length === 0) return { text: [], html: [] };
+  const width = Math.max(...items.map(([label]) => label.length)) + 2;
+  const linked = (label: string, value: string) =>
+    label === 'Website' && /^https?:\/\//i.test(value)
+      ? `<a href="${escapeHtml(value)}">${escapeHtml(value)}</a>`
+      : label === 'Phone'
+        ? `<a href="tel:${escapeHtml(value.replace(/[^0-9+]/g, ''))}">${escapeHtml(value)}</a>`
+        : escapeHtml(value);
+  return {
+    text: ['', 'How to reach us:', ...items.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`)],
+    html: [`<p>How to reach us:<br>${items.map(([label, value]) => `${escapeHtml(label)}: ${linked(label, value)}`).join('<br>')}</p>`],
+  };
+}
+
 function customerName(source: MessageSource): string {
   return personName(source.customer.firstName, source.customer.lastName);
 }
@@ -130,12 +167,14 @@ export function renderMessage(original: MessageSource): RenderedMessage {
   const whenText = `${when.date}, ${when.from}–${when.to} (${when.zone})`;
   const who = customerName(source) || source.customer.email || 'a customer';
   const cancelled = kind === 'booking_cancellation';
+  const toCustomer = kind !== 'booking_notification';
 
   const subject = headerText(
     {
       booking_confirmation: `Appointment confirmed: ${reason.name}, ${when.date} ${when.from}`,
       booking_notification: `New booking: ${who}, ${reason.name}, ${when.date} ${when.from}`,
       booking_cancellation: `Appointment cancelled: ${reason.name}, ${when.date} ${when.from}`,
+      booking_reminder: `Reminder: ${reason.name}, ${when.date} ${when.from}`,
     }[kind],
     250,
   );
@@ -145,6 +184,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     booking_confirmation: `your appointment with ${installation.name} is confirmed.`,
     booking_notification: `${who} booked an appointment.`,
     booking_cancellation: `your appointment with ${installation.name} has been cancelled.`,
+    booking_reminder: `this is a reminder of your appointment with ${installation.name}.`,
   }[kind];
   const facts: [string, string][] = [
     ['When', whenText],
@@ -153,11 +193,14 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     ['Reference', booking.detailsId],
   ];
   const answers = kind === 'booking_notification' ? labelledAnswers(source) : [];
-  const closing = cancelled
-    ? 'The attached calendar file removes it from your calendar.'
-    : kind === 'booking_confirmation'
-      ? 'The attached calendar file adds it to your calendar.'
-      : 'The attached calendar file adds it to a calendar.';
+  const closing = {
+    booking_confirmation: 'The attached calendar file adds it to your calendar.',
+    booking_notification: 'The attached calendar file adds it to a calendar.',
+    booking_cancellation: 'The attached calendar file removes it from your calendar.',
+    booking_reminder: 'The attached calendar file updates it in your calendar.',
+  }[kind];
+  // every customer mail ends with how to reach the practice (the manage link belongs beside it)
+  const contact = toCustomer ? contactBlock(source.contact) : { text: [], html: [] };
 
   const width = Math.max(...facts.map(([k]) => k.length)) + 2;
   const text = [
@@ -169,6 +212,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     ...(answers.length ? ['', "Customer's answers:", ...answers.map((a) => `  ${a.label}: ${a.value.replace(/\n/g, '\n    ')}`)] : []),
     '',
     closing,
+    ...contact.text,
     '',
     `-- ${installation.name}`,
     '',
@@ -185,6 +229,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     `<table>${facts.map(([k, v]) => row(k, v)).join('')}</table>`,
     ...(answers.length ? ["<h3>Customer's answers</h3>", `<table>${answers.map((a) => row(a.label, a.value)).join('')}</table>`] : []),
     `<p>${escapeHtml(closing)}</p>`,
+    ...contact.html,
     `<p>— ${escapeHtml(installation.name)}</p>`,
     '</body></html>',
     '',
@@ -194,11 +239,13 @@ export function renderMessage(original: MessageSource): RenderedMessage {
   const calendar = calendarFile({
     method,
     uid: booking.detailsId,
-    // a cancellation must carry a higher SEQUENCE than the request it cancels
+    // a cancellation must carry a higher SEQUENCE than the request it cancels; a reminder repeats the
+    // confirmation's event unchanged (same SEQUENCE and DTSTAMP), so a calendar keeps the one it has
     sequence: cancelled ? 1 : 0,
     start: booking.start,
     end: booking.end,
     stamp: cancelled ? (booking.cancelledAt ?? booking.createdAt) : booking.createdAt,
+    location: singleLine(source.contact.address).trim(),
     summary: kind === 'booking_notification' ? `${reason.name}: ${who}` : `${reason.name} (${installation.name})`,
     description: facts.map(([k, v]) => `${k}: ${v}`).join('\n'),
     organizer: installation.notifyEmail ? { name: installation.name, email: installation.notifyEmail } : null,

@@ -129,6 +129,7 @@ describeEachDatabase('the read path', (dialect) => {
             settings,
             weeklyHours: stored.weeklyHours,
             exceptions: stored.exceptions,
+            reminderMinutesBefore: stored.reminderMinutesBefore,
           });
           changes++;
         } else if (action < 0.75) {
@@ -197,6 +198,7 @@ describeEachDatabase('the read path', (dialect) => {
         settings: stored.settings,
         weeklyHours: stored.weeklyHours,
         exceptions: [{ date: '2026-06-03', hours: [] }],
+        reminderMinutesBefore: stored.reminderMinutesBefore,
       });
       assert.deepEqual(await days(), ['2026-06-01', '2026-06-02']);
     } finally {

@@ -131,6 +131,7 @@ test('#10 __proto__, constructor and prototype are refused as field names, in th
 const SOURCE: MessageSource = {
   kind: 'booking_notification',
   installation: { name: 'Desk\r\nX-Evil: 1', timezone: 'Europe/Berlin', notifyEmail: 'desk@example.com' },
+  contact: { phone: '', address: '', website: '' },
   booking: {
     detailsId: 'abc',
     start: Date.UTC(2026, 5, 2, 7),

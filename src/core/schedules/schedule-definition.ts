@@ -167,7 +167,40 @@ export function parseSettings(item: Record<string, unknown>, at: string): Schedu
   return settings;
 }
 
-const KNOWN_KEYS = new Set(['name', 'weekly_hours', 'exceptions', 'reasons', 'form', ...SETTING_FIELDS.map((f) => f.key)]);
+/** At most this many reminders per schedule, each at most this long before the appointment (a year). */
+export const MAX_REMINDERS = 5;
+export const MAX_REMINDER_MINUTES = 525_600;
+
+/**
+ * `reminder_minutes_before`: a list of whole minutes before the appointment, each 1 to a year, no two the same;
+ * omitted, null or empty means no reminders. Sorted largest first (the order they go out).
+ */
+export function parseReminderMinutes(value: unknown, path: string): number[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) fail(path, `must be a list of minutes before the appointment, such as [1440, 120], got ${describe(value)}`);
+  if (value.length > MAX_REMINDERS) fail(path, `at most ${MAX_REMINDERS} reminders`);
+  const minutes = value.map((v, i) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_REMINDER_MINUTES)
+      fail(`${path}[${i}]`, `must be whole minutes before the appointment, from 1 to ${MAX_REMINDER_MINUTES} (a year), got ${describe(v)}`);
+    return v;
+  });
+  const seen = new Set<number>();
+  minutes.forEach((m, i) => {
+    if (seen.has(m)) fail(`${path}[${i}]`, `${m} minutes is listed twice`);
+    seen.add(m);
+  });
+  return minutes.sort((a, b) => b - a);
+}
+
+const KNOWN_KEYS = new Set([
+  'name',
+  'weekly_hours',
+  'exceptions',
+  'reasons',
+  'form',
+  'reminder_minutes_before',
+  ...SETTING_FIELDS.map((f) => f.key),
+]);
 
 export function parseScheduleDefinition(item: unknown, at: string): ScheduleDefinition {
   if (!isObject(item)) fail(at, 'must be an object');
@@ -181,6 +214,7 @@ export function parseScheduleDefinition(item: unknown, at: string): ScheduleDefi
     exceptions: parseExceptions(item.exceptions, `${at}.exceptions`),
     reasons: reasons.map((r, i) => parseReason(r, `${at}.reasons[${i}]`)),
     form: parseForm(item.form, `${at}.form`),
+    reminderMinutesBefore: parseReminderMinutes(item.reminder_minutes_before, `${at}.reminder_minutes_before`),
   };
 }
 

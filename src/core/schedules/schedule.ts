@@ -43,6 +43,8 @@ export interface ScheduleDefinition {
   readonly exceptions: readonly DateException[];
   readonly reasons: readonly ReasonDefinition[];
   readonly form: readonly FormField[];
+  /** reminders to the customer, in minutes before the appointment, largest first (none: empty) */
+  readonly reminderMinutesBefore: readonly number[];
 }
 
 export interface StoredReason extends ReasonDefinition {

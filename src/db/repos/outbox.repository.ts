@@ -25,11 +25,11 @@ type Q = Kysely<Database>;
 export type OutboxRow = Selectable<OutboxTable>;
 const DUE_STATES: readonly MessageState[] = ['queued', 'retrying', 'sending'];
 
-/** Queues messages in the caller's transaction, so they exist exactly when the booking does. */
+/** Queues messages in the caller's transaction, so they exist exactly when the booking does; each is due at once or at its `notBefore`. */
 export async function enqueueMessages(
   trx: Q,
   bookingId: number,
-  messages: readonly { kind: MessageKind; recipient: string }[],
+  messages: readonly { kind: MessageKind; recipient: string; notBefore?: number }[],
   now: number,
 ): Promise<void> {
   if (messages.length === 0) return;
@@ -46,7 +46,8 @@ export async function enqueueMessages(
         recipient: m.recipient,
         state: 'queued',
         attempts: 0,
-        next_attempt_at: now,
+        // a reminder waits for its moment: the claim takes only rows whose next_attempt_at has passed
+        next_attempt_at: m.notBefore ?? now,
         created_at: now,
       })),
     )

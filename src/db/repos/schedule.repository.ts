@@ -44,7 +44,13 @@ export async function insertSchedule(
 ): Promise<{ id: number; reasons: { id: number; name: string }[] }> {
   const { id } = await trx
     .insertInto('schedules')
-    .values({ name: def.name, ...settingsColumns(def.settings), ...hoursColumns(def.weeklyHours, def.exceptions), created_at: now })
+    .values({
+      name: def.name,
+      ...settingsColumns(def.settings),
+      ...hoursColumns(def.weeklyHours, def.exceptions),
+      reminder_minutes: JSON.stringify(def.reminderMinutesBefore),
+      created_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const reasons = [];
@@ -57,6 +63,15 @@ export async function updateScheduleSettings(trx: Q, id: number, name: string, s
   await trx
     .updateTable('schedules')
     .set({ name, ...settingsColumns(settings) })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Applies to bookings made afterwards: reminders already queued keep their times (docs/reminders.md). */
+export async function updateScheduleReminders(trx: Q, id: number, reminderMinutesBefore: readonly number[]): Promise<void> {
+  await trx
+    .updateTable('schedules')
+    .set({ reminder_minutes: JSON.stringify(reminderMinutesBefore) })
     .where('id', '=', id)
     .execute();
 }
@@ -166,6 +181,7 @@ export async function loadSchedules(db: Q, options: { includeRetired?: boolean }
       date: e.date,
       hours: intervalsFromJson(e.hours),
     })),
+    reminderMinutesBefore: JSON.parse(s.reminder_minutes) as number[],
     reasons: reasons
       .filter((r) => r.schedule_id === s.id)
       .map((r) => ({

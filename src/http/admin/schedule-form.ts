@@ -11,6 +11,7 @@ import {
   parseIntervals,
   parseName,
   parseReason,
+  parseReminderMinutes,
   parseSettings,
 } from '../../core/schedules/schedule-definition.js';
 import type { DateException, Interval, ReasonDefinition, ScheduleSettings, StoredSchedule } from '../../core/schedules/schedule.js';
@@ -108,9 +109,62 @@ function exceptionsFromText(value: string): unknown[] {
 export const exceptionsToText = (exceptions: readonly DateException[]) =>
   exceptions.map((e) => `${e.date} ${e.hours.length ? intervalsToText(e.hours) : 'closed'}`).join('\n');
 
+const REMINDER_UNITS: Readonly<Record<string, number>> = {
+  m: 1,
+  min: 1,
+  mins: 1,
+  minute: 1,
+  minutes: 1,
+  h: 60,
+  hr: 60,
+  hrs: 60,
+  hour: 60,
+  hours: 60,
+  d: 1440,
+  day: 1440,
+  days: 1440,
+  w: 10_080,
+  week: 10_080,
+  weeks: 10_080,
+};
+
+/**
+ * The reminders as people type them: "24 hours, 2 hours", "1 day; 30 min", or bare minutes "1440, 120".
+ * Separated by commas, semicolons or line breaks; a number without a unit is minutes. Returns the minutes
+ * in the order typed (core's parseReminderMinutes checks the range and duplicates) or throws with the
+ * part it could not read. The pattern is linear: one number, optional spaces, one word.
+ */
+export function reminderMinutesFromText(value: string, field = 'reminder_minutes_before'): number[] {
+  return value
+    .split(/[,;\n]/)
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => {
+      const match = /^(\d{1,7}(?:\.\d{1,2})?)\s*([a-z]*)$/i.exec(part);
+      const unit = match ? REMINDER_UNITS[(match[2] || 'minutes').toLowerCase()] : undefined;
+      if (!match || unit === undefined)
+        throw InvalidInput.at(field, `"${part}" is not a time before the appointment: write e.g. 24 hours, 2 hours or 30 minutes`);
+      const minutes = Number(match[1]) * unit;
+      if (!Number.isInteger(minutes)) throw InvalidInput.at(field, `"${part}" is not a whole number of minutes`);
+      if (minutes < 1) throw InvalidInput.at(field, `"${part}": a reminder must be at least 1 minute before the appointment`);
+      return minutes;
+    });
+}
+
+/** Minutes as the page shows them: "2 days", "24 hours", "90 minutes" (whole days from 2 days up). */
+export function reminderMinutesToText(minutes: readonly number[]): string {
+  const one = (m: number) => {
+    if (m % 1440 === 0 && m >= 2880) return `${m / 1440} days`;
+    if (m % 60 === 0) return m === 60 ? '1 hour' : `${m / 60} hours`;
+    return m === 1 ? '1 minute' : `${m} minutes`;
+  };
+  return minutes.map(one).join(', ');
+}
+
 /** Caps on the multi-line texts of the schedule form (docs/security.md "Input limits"). */
 export const MAX_HOURS_TEXT = 2_000;
 export const MAX_EXCEPTIONS_TEXT = 16_000;
+export const MAX_REMINDERS_TEXT = 200;
 
 /** A field's text, refused when longer than `max` characters. */
 function capped(input: FormInput, field: string, max: number): string {
@@ -138,8 +192,11 @@ export function scheduleFromForm(input: FormInput): ScheduleEdit {
   const exceptions = found.take('exceptions', () =>
     parseExceptions(exceptionsFromText(capped(input, 'exceptions', MAX_EXCEPTIONS_TEXT)), 'exceptions'),
   );
+  const reminders = found.take('reminder_minutes_before', () =>
+    parseReminderMinutes(reminderMinutesFromText(capped(input, 'reminder_minutes_before', MAX_REMINDERS_TEXT)), 'reminder_minutes_before'),
+  );
   found.throwIfAny();
-  return { name: name!, settings, weeklyHours, exceptions: exceptions! };
+  return { name: name!, settings, weeklyHours, exceptions: exceptions!, reminderMinutesBefore: reminders! };
 }
 
 /** The form's values of a schedule, or of a new one. */
@@ -148,6 +205,7 @@ export function scheduleValues(s: StoredSchedule | null): Record<string, string>
   for (const { key, prop } of SETTING_FIELDS) values[key] = String((s?.settings ?? DEFAULT_SETTINGS)[prop]);
   for (const day of WEEKDAYS) values[`weekly_hours.${day}`] = s ? intervalsToText(s.weeklyHours[day] ?? []) : '';
   values.exceptions = s ? exceptionsToText(s.exceptions) : '';
+  values.reminder_minutes_before = s ? reminderMinutesToText(s.reminderMinutesBefore) : '';
   return values;
 }
 

@@ -76,6 +76,7 @@ const FORM_COLUMNS: Record<string, string> = {
 function fieldLabel(key: string): string {
   if (key === 'name') return 'Name';
   if (key === 'exceptions') return 'Date exceptions';
+  if (key === 'reminder_minutes_before') return 'Reminders before the appointment';
   if (SETTING_LABELS[key]) return SETTING_LABELS[key][0];
   if (key.startsWith('weekly_hours.')) return `Weekly hours, ${DAY_NAMES[key.slice('weekly_hours.'.length)] ?? ''}`;
   const row = /^f(\d+)_(.+)$/.exec(key);
@@ -128,6 +129,8 @@ ${SETTING_FIELDS.map(({ key, min, max }) => input(SETTING_LABELS[key]![0], key, 
 <div class="grid">${WEEKDAYS.map((d) => input(DAY_NAMES[d]!, `weekly_hours.${d}`, values[`weekly_hours.${d}`] ?? '', errors, { placeholder: 'closed' }))}</div>
 <h2>Exceptions</h2>
 ${textarea('Date exceptions', 'exceptions', values.exceptions ?? '', errors, { rows: 4, hint: 'One date per line: "2026-12-24 closed" or "2026-12-27 10:00-12:00, 14:00-16:00". They replace that day\'s weekly hours.' })}
+<h2>Reminders</h2>
+${input('Reminders before the appointment', 'reminder_minutes_before', values.reminder_minutes_before ?? '', errors, { placeholder: 'none', hint: 'E-mails to the customer before the appointment, separated by commas, e.g. "24 hours, 2 hours" or "1 day, 30 minutes". Empty: none. A change applies to bookings made afterwards.' })}
 <button>${submit}</button></form>`;
 }
 

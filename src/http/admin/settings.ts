@@ -47,6 +47,13 @@ export async function settingsRoutes(app: FastifyInstance, { db, clock }: AdminD
 ${input('Installation name', 'name', values.name ?? s.name, errors, { required: true })}
 ${select('Time zone', 'timezone', canonicalZoneName(values.timezone ?? s.timezone), zones, errors)}
 ${input('Notification e-mail', 'notify_email', values.notify_email ?? s.notifyEmail, errors, { type: 'email', required: true, hint: 'New bookings are announced to this address.' })}
+</div>
+<h3>Contact details</h3>
+<p class="muted">Shown in every e-mail to customers (confirmations, reminders, cancellations), so they can reach you. Each is optional.</p>
+<div class="grid">
+${input('Phone', 'phone', values.phone ?? s.phone, errors, { type: 'tel', hint: 'E.g. +49 30 1234567.' })}
+${input('Address', 'address', values.address ?? s.address, errors, { hint: 'One line, e.g. Hauptstraße 1, 10115 Berlin.' })}
+${input('Website', 'website', values.website ?? s.website, errors, { type: 'url', hint: 'Starting with https://.' })}
 </div><button>Save general settings</button></form></section>
 
 <h2 id="interface">Interface</h2>
@@ -79,6 +86,9 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
           name: 'Installation name',
           timezone: 'Time zone',
           notify_email: 'Notification e-mail',
+          phone: 'Phone',
+          address: 'Address',
+          website: 'Website',
           rate_limit_per_minute: 'Requests per minute per token',
         },
       },
@@ -92,7 +102,14 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
 
   app.post('/settings/general', async (request, reply) => {
     const input = body(request);
-    const values = { name: text(input, 'name'), timezone: text(input, 'timezone'), notify_email: text(input, 'notify_email') };
+    const values = {
+      name: text(input, 'name'),
+      timezone: text(input, 'timezone'),
+      notify_email: text(input, 'notify_email'),
+      phone: text(input, 'phone'),
+      address: text(input, 'address'),
+      website: text(input, 'website'),
+    };
     const { page: ctx, snapshot } = state(request);
     // a new zone: every appointment keeps its moment, so its local time can move; asked first, with how many
     const newZone = values.timezone !== snapshot.settings.timezone ? TimeZone.find(values.timezone) : null;
@@ -114,16 +131,25 @@ ${input('Requests per minute per token', 'rate_limit_per_minute', values.rate_li
 <form method="post" action="/admin/settings/general" class="row">${csrfField(ctx)}
 <input type="hidden" name="name" value="${values.name}"><input type="hidden" name="timezone" value="${values.timezone}">
 <input type="hidden" name="notify_email" value="${values.notify_email}"><input type="hidden" name="confirm_zone" value="${values.timezone}">
+<input type="hidden" name="phone" value="${values.phone}"><input type="hidden" name="address" value="${values.address}"><input type="hidden" name="website" value="${values.website}">
 <button class="delete">Confirm: change the time zone</button><a class="button secondary" href="/admin/settings">Back, change nothing</a></form></section>`,
           ),
         );
       }
     }
-    const problems = await saveGeneralSettings(db, { name: values.name, timezone: values.timezone, notifyEmail: values.notify_email });
+    const problems = await saveGeneralSettings(db, {
+      name: values.name,
+      timezone: values.timezone,
+      notifyEmail: values.notify_email,
+      phone: values.phone,
+      address: values.address,
+      website: values.website,
+    });
     const errors: Record<string, string> = {};
     if (problems.name) errors.name = capitalized(problems.name.reason);
     if (problems.timezone) errors.timezone = capitalized(problems.timezone.reason);
     if (problems.notifyEmail) errors.notify_email = `Not valid: ${problems.notifyEmail.reason}`;
+    for (const key of ['phone', 'address', 'website'] as const) if (problems[key]) errors[key] = capitalized(problems[key].reason);
     if (Object.keys(errors).length) return sendPage(reply, settingsPage(request, values, errors), 400);
     return reply.redirect('/admin/settings?saved=general', 303);
   });

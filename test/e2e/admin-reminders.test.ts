@@ -1,0 +1,124 @@
+// The admin area's reminder and contact fields (docs/reminders.md), in a real browser (Debian chromium through
+// playwright-core) against a real server on a real port, on SQLite and on PostgreSQL: General settings saves
+// the practice's phone, address and website and names a wrong one beside its field; the schedule page takes
+// reminders as people write them ("24 hours, 2 hours"), shows them back, and refuses a wrong one in words.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { loadConfig } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { connect, type Db } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrate.js';
+import { setup } from '../../src/app/installation.js';
+import { importSchedules } from '../../src/app/schedules.js';
+import { getSchedule } from '../../src/app/admin-schedules.js';
+import { loadSettings } from '../../src/db/repos/installation.repository.js';
+import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
+import { ALL_WEEK } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+
+const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
+
+type Browser = Awaited<ReturnType<typeof launchBrowser>>;
+
+describeEachDatabase('admin reminders and contact details in chromium', (dialect) => {
+  describe('fields', { skip: BROWSER_SKIP }, () => {
+    let server: RunningServer;
+    let database: TestDatabase;
+    let db: Db;
+    let browser: Browser;
+    let page: Page;
+    let base: string;
+    let scheduleId: number;
+
+    before(async () => {
+      database = await freshDatabase(dialect);
+      db = connect(database.url);
+      await migrate(db);
+      await setup(
+        db,
+        {
+          timezone: 'Europe/Berlin',
+          adminEmail: OWNER.email,
+          adminPassword: OWNER.password,
+          name: 'Reminder practice',
+          notifyEmail: 'desk@example.com',
+        },
+        Date.now(),
+      );
+      const schedule = {
+        name: 'Dr. Remind',
+        weekly_hours: ALL_WEEK([['09:00', '17:00']]),
+        reasons: [{ name: 'Check-up', duration_minutes: 30 }],
+      };
+      scheduleId = (await importSchedules(db, { schedules: [schedule] }, Date.now())).schedules[0]!.id;
+      server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
+      base = server.url;
+      browser = await launchBrowser();
+      page = await browser.context.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${base}/admin/signin`);
+      await page.getByLabel('E-mail').fill(OWNER.email);
+      await page.getByLabel('Password').fill(OWNER.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(/\/admin\/(bookings|schedules)/);
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.stop();
+      await db?.close();
+      await database?.drop();
+    });
+
+    test('General settings: phone, address and website are saved; a wrong website is named beside its field', async () => {
+      await page.goto(`${base}/admin/settings`);
+      await page.getByLabel('Phone').fill('+49 30 1234567');
+      await page.getByLabel('Address').fill('Hauptstraße 1, 10115 Berlin');
+      await page.getByLabel('Website').fill('https://practice.example');
+      await page.getByRole('button', { name: 'Save general settings' }).click();
+      await page.waitForURL(/saved=general/);
+      assert.equal(await page.getByLabel('Phone').inputValue(), '+49 30 1234567');
+      assert.equal(await page.getByLabel('Address').inputValue(), 'Hauptstraße 1, 10115 Berlin');
+      const saved = await loadSettings(db.kysely);
+      assert.deepEqual(
+        [saved.phone, saved.address, saved.website],
+        ['+49 30 1234567', 'Hauptstraße 1, 10115 Berlin', 'https://practice.example'],
+      );
+
+      // a URL the browser accepts but the server does not: the page says why, beside the field, and keeps the rest
+      await page.getByLabel('Website').fill('ftp://practice.example');
+      await page.getByLabel('Phone').fill('+49 30 7654321');
+      await page.getByRole('button', { name: 'Save general settings' }).click();
+      const error = page.locator('#website-error');
+      assert.equal(await error.textContent(), 'Must start with https:// or http://');
+      assert.equal(await page.getByLabel('Website').getAttribute('aria-describedby'), 'website-error');
+      assert.equal(await page.getByLabel('Phone').inputValue(), '+49 30 7654321', 'what was typed is kept');
+      assert.equal((await loadSettings(db.kysely)).phone, '+49 30 1234567', 'nothing saved');
+    });
+
+    test('schedule page: reminders typed as "24 hours, 2 hours" are saved and shown back; a wrong one is refused in words', async () => {
+      await page.goto(`${base}/admin/schedules/${scheduleId}`);
+      const field = page.getByLabel('Reminders before the appointment');
+      assert.equal(await field.inputValue(), '');
+      await field.fill('2 hours, 24 hours');
+      await page.getByRole('button', { name: 'Save schedule' }).click();
+      await page.waitForURL(/saved/);
+      assert.equal(await page.getByLabel('Reminders before the appointment').inputValue(), '24 hours, 2 hours');
+      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [1440, 120]);
+
+      await page.getByLabel('Reminders before the appointment').fill('1 day, 2 fortnights');
+      await page.getByRole('button', { name: 'Save schedule' }).click();
+      assert.equal(
+        await page.locator('#reminder_minutes_before-error').textContent(),
+        '"2 fortnights" is not a time before the appointment: write e.g. 24 hours, 2 hours or 30 minutes.',
+      );
+      assert.match((await page.locator('main').textContent()) ?? '', /Reminders before the appointment/, 'named in the summary');
+      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [1440, 120], 'nothing changed');
+
+      await page.getByLabel('Reminders before the appointment').fill('');
+      await page.getByRole('button', { name: 'Save schedule' }).click();
+      await page.waitForURL(/saved/);
+      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [], 'empty: none');
+    });
+  });
+});
