@@ -199,7 +199,10 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     assert.ok(token, 'the token is on the page');
     assert.match(res.body, /stopped working immediately/);
     assert.doesNotMatch((await browser.get('/admin/settings/token/new')).body, /apm_/, 'shown once');
-    assert.ok(!JSON.stringify(await inst.db.kysely.selectFrom('admin_sessions').selectAll().execute()).includes(token), 'nowhere in the sessions');
+    assert.ok(
+      !JSON.stringify(await inst.db.kysely.selectFrom('admin_sessions').selectAll().execute()).includes(token),
+      'nowhere in the sessions',
+    );
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules', token })).statusCode, 200);
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).statusCode, 401);
     assert.doesNotMatch((await browser.get('/admin/settings')).body, new RegExp(token));
