@@ -28,13 +28,13 @@
 // BENCH_MAIL_CONCURRENCY (4,16)  BENCH_MAIL_BASELINE  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS
 // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server). Figures are printed, not asserted.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { buildBaseline, freePort, load, offerBookings, percentile } from './measure.js';
+import { buildBaseline, cpuMsOf, freePort, load, offerBookings, percentile } from './measure.js';
 import { addBookingSchedules, discardUnsent, lastMessageId, queuedMessages, seedInstallation, today, type BenchSchedule } from './seed.js';
 import type { SinkCommand, SinkReport } from './smtp-sink.js';
 
@@ -49,7 +49,6 @@ const CONCURRENCIES = (env.BENCH_MAIL_CONCURRENCY ?? '4,16').split(',').map(Numb
 const BASELINE = env.BENCH_MAIL_BASELINE;
 const POSTGRES_ADMIN_URL = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ENGINES = (env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((e) => e.trim()) as ('sqlite' | 'postgres')[];
-const TICKS_PER_SECOND = 100; // /proc/PID/stat's clock ticks (USER_HZ) on Linux
 
 interface Variant {
   name: string;
@@ -63,12 +62,6 @@ const VARIANTS: Variant[] = [
   ...(baseline ? [{ name: `baseline ${BASELINE}, MAIL_CONCURRENCY=4`, concurrency: 4, root: baseline.root }] : []),
   ...CONCURRENCIES.map((c) => ({ name: `this code, MAIL_CONCURRENCY=${c}${c === 4 ? ' (default)' : ''}`, concurrency: c, root: ROOT })),
 ];
-
-/** CPU time (user + system) a process has used so far, in ms. */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
 
 class Sink {
   private constructor(

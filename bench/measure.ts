@@ -1,7 +1,7 @@
 // How the benchmark loads a server: closed loop with autocannon, and the open-loop booking driver (its own
 // process, bench/booking-driver.ts) whose send times autocannon's busy event loop would otherwise delay.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,4 +162,12 @@ export function buildBaseline(rev: string, prefix: string): { root: string; disp
   const build = spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`building ${rev}: ${build.stdout}${build.stderr}`);
   return { root, dispose: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+const TICKS_PER_SECOND = 100; // /proc/PID/stat's clock ticks (USER_HZ) on Linux
+
+/** CPU time (user + system) a process has used so far, in ms. */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }

@@ -5,8 +5,9 @@
 // 2. one endpoint subscribed to every event: a bare node:http receiver answering 200 (its own process);
 // 3. that one plus one that accepts connections and never answers (every attempt runs into the timeout).
 // Endpoints are added with `bin/booking webhook add` while the server runs. A first phase (not counted) warms
-// the server up. Prints req/s, p50 and p99 of each phase, the ratio to the baseline, and what became of the
-// deliveries 2 s after the last phase.
+// the server up. Prints req/s, p50 and p99 of each phase, the ratio to the baseline, the server's CPU time per
+// booking made (its webhook worker's work meanwhile included: on a shared machine the steadiest figure), and
+// what became of the deliveries 2 s after the last phase.
 //
 // With BENCH_WEBHOOKS_BASELINE=REV (a commit, e.g. main) the same phases run first with that commit's code
 // (built by `git archive` into a temporary directory, this checkout's node_modules), on a database of its
@@ -23,7 +24,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { buildBaseline, freePort, load, type Figures } from './measure.js';
+import { buildBaseline, cpuMsOf, freePort, load, type Figures } from './measure.js';
 import { addBookingSchedules, today, type BenchSchedule } from './seed.js';
 import { connect } from '../src/db/connect.js';
 import { migrate } from '../src/db/migrate.js';
@@ -89,8 +90,14 @@ async function freeTimes(base: string, headers: Record<string, string>, { schedu
   return free;
 }
 
-async function book(base: string, headers: Record<string, string>, schedule: BenchSchedule, label: string): Promise<Figures> {
-  const times = await freeTimes(base, headers, schedule, 30_000);
+async function book(
+  base: string,
+  headers: Record<string, string>,
+  schedule: BenchSchedule,
+  label: string,
+  free?: string[],
+): Promise<Figures> {
+  const times = free ?? (await freeTimes(base, headers, schedule, 30_000));
   let next = 0;
   return load(`${base}/api/bookings`, {
     connections: CONNECTIONS,
@@ -114,10 +121,13 @@ async function book(base: string, headers: Record<string, string>, schedule: Ben
   });
 }
 
+/** A phase's figures and the server's CPU time per booking made in it (the worker's deliveries meanwhile included). */
+type Phase = Figures & { cpuMsPerBooking: number };
+
 interface Phases {
-  without: Figures;
-  oneWorking: Figures;
-  workingAndSilent: Figures;
+  without: Phase;
+  oneWorking: Phase;
+  workingAndSilent: Phase;
   states: { endpoint_id: number; state: string; n: number }[];
 }
 
@@ -159,11 +169,18 @@ async function benchEngine(root: string, databaseUrl: string): Promise<Phases> {
     await healthy(`${base}/healthz`);
     // a phase not counted first: the JIT and the database's caches warm up, so the baseline is not the cold one
     await book(base, headers, warm, 'warm');
-    const without = await book(base, headers, quiet, 'quiet');
+    // CPU time is what a loaded, shared machine disturbs least: req/s and latencies move with the neighbours
+    const measured = async (schedule: BenchSchedule, label: string): Promise<Phase> => {
+      const times = await freeTimes(base, headers, schedule, 30_000);
+      const cpuBefore = cpuMsOf(server.pid!);
+      const figures = await book(base, headers, schedule, label, times);
+      return { ...figures, cpuMsPerBooking: (cpuMsOf(server.pid!) - cpuBefore) / Math.max(1, figures.ok) };
+    };
+    const without = await measured(quiet, 'quiet');
     addEndpoint(`http://127.0.0.1:${fastPort}/hook`);
-    const oneWorking = await book(base, headers, working, 'working');
+    const oneWorking = await measured(working, 'working');
     addEndpoint(silent.url);
-    const workingAndSilent = await book(base, headers, both, 'both');
+    const workingAndSilent = await measured(both, 'both');
     await new Promise((r) => setTimeout(r, 2000));
     const counts = connect(databaseUrl);
     const states = await counts.kysely
@@ -200,13 +217,13 @@ async function withPostgres<T>(work: (url: string) => Promise<T>): Promise<T> {
   }
 }
 
-const row = (label: string, f: Figures, baseline: Figures) =>
-  `${label.padEnd(42)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(2).padStart(8)} ${f.p99.toFixed(2).padStart(8)} ${String(f.errors).padStart(8)} ${(f.rps / baseline.rps).toFixed(2).padStart(7)}`;
+const row = (label: string, f: Phase, baseline: Phase) =>
+  `${label.padEnd(42)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(2).padStart(8)} ${f.p99.toFixed(2).padStart(8)} ${String(f.errors).padStart(8)} ${(f.rps / baseline.rps).toFixed(2).padStart(7)} ${f.cpuMsPerBooking.toFixed(2).padStart(9)}`;
 
 function print(title: string, r: Phases): void {
   console.log(`\n${title}`);
   console.log(
-    `${'POST /bookings, 1 schedule'.padEnd(42)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)} ${'ratio'.padStart(7)}`,
+    `${'POST /bookings, 1 schedule'.padEnd(42)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)} ${'ratio'.padStart(7)} ${'CPU ms/b'.padStart(9)}`,
   );
   console.log(row('no endpoint (baseline)', r.without, r.without));
   console.log(row('1 endpoint answering 200', r.oneWorking, r.without));

@@ -110,4 +110,42 @@ describeEachDatabase('webhooks with bin/booking', (dialect) => {
     const { code } = await second.stop('SIGTERM');
     assert.equal(code, 0, 'and a serve with a webhook worker still shuts down cleanly');
   });
+  test('a running serve: an endpoint the CLI adds, disables or enables counts from the very next booking', async () => {
+    // the serve keeps the subscriptions in its snapshot; the CLI's change bumps the config version it checks per request
+    const first = await serve(target.url, { LOG_LEVEL: 'warn' });
+    servers.push(first);
+    let hour = 10;
+    const book = async () => {
+      const res = await fetch(`${first.origin}/api/bookings`, {
+        method: 'POST',
+        headers: ready.headers,
+        body: JSON.stringify({
+          schedule: ready.schedule,
+          reason: 1,
+          slot: `${localDate(3)} ${String(hour++).padStart(2, '0')}:00:00`,
+          submission: { email: 'ada@example.com' },
+        }),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 201, text);
+      return (JSON.parse(text) as { booking_id: number }).booking_id;
+    };
+    const queuedFor = async (bookingId: number) => (await rows()).filter((r) => r.booking_id === bookingId).map((r) => r.endpoint_id);
+    for (const r of (await cli(target.url, 'webhook', 'list')).stdout.split('\n').filter(Boolean))
+      assert.equal((await cli(target.url, 'webhook', 'remove', r.split('\t')[0]!)).code, 0);
+    receiver.mode = { answer: 204 };
+
+    assert.deepEqual(await queuedFor(await book()), [], 'no endpoint: nothing queued (and the snapshot is loaded)');
+    const added = await cli(target.url, 'webhook', 'add', receiver.url('/next'));
+    assert.equal(added.code, 0, added.stderr);
+    const id = Number(/^Webhook endpoint (\d+):/.exec(added.stdout)![1]);
+    assert.deepEqual(await queuedFor(await book()), [id], 'the very next booking queues for the new endpoint');
+    assert.equal((await cli(target.url, 'webhook', 'disable', String(id))).code, 0);
+    assert.deepEqual(await queuedFor(await book()), [], 'disabled: the next booking queues nothing');
+    assert.equal((await cli(target.url, 'webhook', 'enable', String(id))).code, 0);
+    assert.deepEqual(await queuedFor(await book()), [id], 'enabled again');
+    assert.equal((await cli(target.url, 'webhook', 'remove', String(id))).code, 0);
+    assert.deepEqual(await queuedFor(await book()), [], 'removed');
+    await first.stop('SIGTERM');
+  });
 });
