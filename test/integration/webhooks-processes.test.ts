@@ -37,6 +37,18 @@ describeEachDatabase('webhooks with bin/booking', (dialect) => {
     }
   };
 
+  /** POST /bookings on a running serve; the answer's booking id (asserts the 201). */
+  const bookAt = async (origin: string, slot: string) => {
+    const res = await fetch(`${origin}/api/bookings`, {
+      method: 'POST',
+      headers: ready.headers,
+      body: JSON.stringify({ schedule: ready.schedule, reason: 1, slot, submission: { email: 'ada@example.com' } }),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 201, text);
+    return (JSON.parse(text) as { booking_id: number }).booking_id;
+  };
+
   test('webhook add / list / remove; bad input: one line on stderr, non-zero, nothing stored', async () => {
     const bad = [
       ['webhook', 'add', 'ftp://example.com/hook'],
@@ -82,17 +94,7 @@ describeEachDatabase('webhooks with bin/booking', (dialect) => {
     const env = { WEBHOOK_TIMEOUT_SECONDS: '1', LOG_LEVEL: 'warn' };
     const first = await serve(target.url, env);
     servers.push(first);
-    const res = await fetch(`${first.origin}/api/bookings`, {
-      method: 'POST',
-      headers: ready.headers,
-      body: JSON.stringify({
-        schedule: ready.schedule,
-        reason: 1,
-        slot: `${localDate(2)} 09:00:00`,
-        submission: { email: 'ada@example.com' },
-      }),
-    });
-    assert.equal(res.status, 201, await res.text());
+    await bookAt(first.origin, `${localDate(2)} 09:00:00`);
     await until('the delivery reached the receiver', () => receiver.hangingCount >= 1);
     const killed = await first.stop('SIGKILL');
     assert.equal(killed.signal, 'SIGKILL');
@@ -115,21 +117,7 @@ describeEachDatabase('webhooks with bin/booking', (dialect) => {
     const first = await serve(target.url, { LOG_LEVEL: 'warn' });
     servers.push(first);
     let hour = 10;
-    const book = async () => {
-      const res = await fetch(`${first.origin}/api/bookings`, {
-        method: 'POST',
-        headers: ready.headers,
-        body: JSON.stringify({
-          schedule: ready.schedule,
-          reason: 1,
-          slot: `${localDate(3)} ${String(hour++).padStart(2, '0')}:00:00`,
-          submission: { email: 'ada@example.com' },
-        }),
-      });
-      const text = await res.text();
-      assert.equal(res.status, 201, text);
-      return (JSON.parse(text) as { booking_id: number }).booking_id;
-    };
+    const book = () => bookAt(first.origin, `${localDate(3)} ${String(hour++).padStart(2, '0')}:00:00`);
     const queuedFor = async (bookingId: number) => (await rows()).filter((r) => r.booking_id === bookingId).map((r) => r.endpoint_id);
     for (const r of (await cli(target.url, 'webhook', 'list')).stdout.split('\n').filter(Boolean))
       assert.equal((await cli(target.url, 'webhook', 'remove', r.split('\t')[0]!)).code, 0);
