@@ -28,14 +28,13 @@
 // BENCH_MAIL_CONCURRENCY (4,16)  BENCH_MAIL_BASELINE  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS
 // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server). Figures are printed, not asserted.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { load, offerBookings, percentile } from './measure.js';
+import { buildBaseline, cpuMsOf, freePort, load, offerBookings, percentile } from './measure.js';
 import { addBookingSchedules, discardUnsent, lastMessageId, queuedMessages, seedInstallation, today, type BenchSchedule } from './seed.js';
 import type { SinkCommand, SinkReport } from './smtp-sink.js';
 
@@ -50,7 +49,6 @@ const CONCURRENCIES = (env.BENCH_MAIL_CONCURRENCY ?? '4,16').split(',').map(Numb
 const BASELINE = env.BENCH_MAIL_BASELINE;
 const POSTGRES_ADMIN_URL = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ENGINES = (env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((e) => e.trim()) as ('sqlite' | 'postgres')[];
-const TICKS_PER_SECOND = 100; // /proc/PID/stat's clock ticks (USER_HZ) on Linux
 
 interface Variant {
   name: string;
@@ -59,31 +57,11 @@ interface Variant {
   root: string;
 }
 
-/** The code of commit `rev`, built in a temporary directory (removed with `dispose`). */
-function buildBaseline(rev: string): { root: string; dispose(): void } {
-  const root = mkdtempSync(join(tmpdir(), 'booking-mail-baseline-'));
-  const archive = spawnSync('sh', ['-c', `git archive ${JSON.stringify(rev)} | tar -x -C ${JSON.stringify(root)}`], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  if (archive.status !== 0) throw new Error(`git archive ${rev}: ${archive.stderr}`);
-  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-  const build = spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`building ${rev}: ${build.stdout}${build.stderr}`);
-  return { root, dispose: () => rmSync(root, { recursive: true, force: true }) };
-}
-
-const baseline = BASELINE ? buildBaseline(BASELINE) : null;
+const baseline = BASELINE ? buildBaseline(BASELINE, 'booking-mail-baseline-') : null;
 const VARIANTS: Variant[] = [
   ...(baseline ? [{ name: `baseline ${BASELINE}, MAIL_CONCURRENCY=4`, concurrency: 4, root: baseline.root }] : []),
   ...CONCURRENCIES.map((c) => ({ name: `this code, MAIL_CONCURRENCY=${c}${c === 4 ? ' (default)' : ''}`, concurrency: c, root: ROOT })),
 ];
-
-/** CPU time (user + system) a process has used so far, in ms. */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
 
 class Sink {
   private constructor(
@@ -125,18 +103,6 @@ interface Server {
   child: ChildProcess;
   base: string;
   stop(): Promise<void>;
-}
-
-/** A port nobody listens on now: a fixed one may be taken by another server on this machine, whose answers would be measured. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 async function startServer(root: string, databaseUrl: string, extraEnv: NodeJS.ProcessEnv): Promise<Server> {

@@ -1,6 +1,9 @@
 // How the benchmark loads a server: closed loop with autocannon, and the open-loop booking driver (its own
 // process, bench/booking-driver.ts) whose send times autocannon's busy event loop would otherwise delay.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 // @ts-expect-error autocannon ships no type declarations
@@ -133,4 +136,38 @@ function nextReport(driver: ChildProcess): Promise<DriverReport> {
     driver.once('message', onMessage);
     driver.once('exit', onExit);
   });
+}
+
+/** A port nobody listens on now: a fixed one may be taken by another server on this machine, whose answers would be measured. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** The code of commit `rev`, built in a temporary directory (removed with `dispose`), with this checkout's node_modules. */
+export function buildBaseline(rev: string, prefix: string): { root: string; dispose(): void } {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const archive = spawnSync('sh', ['-c', `git archive ${JSON.stringify(rev)} | tar -x -C ${JSON.stringify(root)}`], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (archive.status !== 0) throw new Error(`git archive ${rev}: ${archive.stderr}`);
+  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  const build = spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`building ${rev}: ${build.stdout}${build.stderr}`);
+  return { root, dispose: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+const TICKS_PER_SECOND = 100; // /proc/PID/stat's clock ticks (USER_HZ) on Linux
+
+/** CPU time (user + system) a process has used so far, in ms. */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }

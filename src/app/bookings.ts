@@ -3,7 +3,13 @@
 // The customer record and the notification e-mails (outbox rows) are written in the same transaction.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/connect.js';
-import { bumpBookingsVersion, findBookedForCancel, insertBooking, markBookingCancelled } from '../db/repos/booking.repository.js';
+import {
+  bumpBookingsVersion,
+  findBookedForCancel,
+  insertBooking,
+  markBookingCancelled,
+  type BookingDetails,
+} from '../db/repos/booking.repository.js';
 import { saveCustomer } from '../db/repos/customer.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, reminderDueTimes, type MessageKind } from '../core/messages.js';
@@ -14,7 +20,7 @@ import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
 import type { OnCreated } from './form-tokens.js';
 import { availabilityContext, findReason, findSchedule, freeSlotAt } from './availability.js';
-import { queueBookingEvent } from './webhooks.js';
+import { bookingForEvent, queueBookingEvent, subscribedWebhookEndpoints } from './webhooks.js';
 
 export interface BookingRequest {
   scheduleId: number;
@@ -69,7 +75,7 @@ export async function createBooking(
 
   return db.write(async (trx) => {
     // before the schedule's lock: bookings of one schedule wait for each other only for what needs it
-    const customerId = await saveCustomer(
+    const customer = await saveCustomer(
       trx,
       {
         email,
@@ -91,7 +97,7 @@ export async function createBooking(
       detailsId,
       scheduleId: schedule.id,
       reasonId: reason.id,
-      customerId,
+      customerId: customer.id,
       start: slot.start,
       end,
       source: request.source,
@@ -108,8 +114,33 @@ export async function createBooking(
     }
     if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
     await enqueueMessages(trx, bookingId, messages, now);
-    await queueBookingEvent(trx, 'booking.created', bookingId, now);
-    const created = { bookingId, detailsId, customerId, start: slot.start, end };
+    // the subscribers as of the request's snapshot (none: no webhook work at all), the payload from what is at hand
+    const subscribers = snapshot.webhooks.get('booking.created') ?? [];
+    if (subscribers.length > 0) {
+      const booking: BookingDetails = {
+        id: bookingId,
+        detailsId,
+        scheduleId: schedule.id,
+        scheduleName: schedule.name,
+        reasonId: reason.id,
+        reasonName: reason.name,
+        reasonDurationMinutes: reason.durationMinutes,
+        customerId: customer.id,
+        customerFirstName: customer.firstName,
+        customerLastName: customer.lastName,
+        customerEmail: customer.email,
+        customerPhone: customer.phone,
+        start: slot.start,
+        end,
+        status: 'booked',
+        source: request.source,
+        createdAt: now,
+        cancelledAt: null,
+        answers,
+      };
+      await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
+    }
+    const created = { bookingId, detailsId, customerId: customer.id, start: slot.start, end };
     await onCreated?.(trx, created);
     return created;
   });
@@ -123,12 +154,18 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
   return db.write(async (trx) => {
     const booking = await findBookedForCancel(trx, detailsId);
     if (!booking) return false;
+    // what the event needs is read before the schedule's lock (PostgreSQL: no round trips under it)
+    const subscribers = await subscribedWebhookEndpoints(trx, 'booking.cancelled');
+    const event = subscribers.length > 0 ? await bookingForEvent(trx, booking.id) : null;
     // the bump is the schedule's lock, as in createBooking (the booking's schedule exists: the row refers to it)
     const changedIn = await bumpBookingsVersion(trx, booking.scheduleId);
     await markBookingCancelled(trx, booking.id, now, changedIn!);
     const recipient = mailRecipient(booking.customerEmail);
     if (recipient) await enqueueMessages(trx, booking.id, [{ kind: 'booking_cancellation', recipient }], now);
-    await queueBookingEvent(trx, 'booking.cancelled', booking.id, now);
+    if (event) {
+      const cancelled = { ...event.booking, status: 'cancelled' as const, cancelledAt: now };
+      await queueBookingEvent(trx, 'booking.cancelled', cancelled, event.timezone, subscribers, now);
+    }
     return true;
   });
 }

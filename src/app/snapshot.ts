@@ -1,10 +1,13 @@
-// What every API request reads: the installation's settings and its schedules, cached per process and
+// What every API request reads: the installation's settings, its schedules and the webhook endpoints
+// subscribed to each event (so that a booking without endpoints does no webhook work), cached per process and
 // reloaded when `meta.config_version` changes. Every write that the API reads bumps that version in the
 // same transaction, so a change from any process or instance is seen on the very next request, at the
 // cost of one primary-key read per request.
 import type { Db } from '../db/connect.js';
 import { loadSettings } from '../db/repos/installation.repository.js';
 import { loadSchedules } from '../db/repos/schedule.repository.js';
+import { loadSubscriptions } from '../db/repos/webhook.repository.js';
+import type { WebhookEvent } from '../core/webhooks.js';
 import type { InstallationSettings } from '../core/settings.js';
 import type { ScheduleRules, StoredReason, StoredSchedule } from '../core/schedules/schedule.js';
 import { parseDate } from '../core/time/calendar.js';
@@ -23,6 +26,8 @@ export interface Snapshot {
   readonly zone: TimeZone | null;
   /** by ascending id */
   readonly schedules: ReadonlyMap<number, ScheduleView>;
+  /** the enabled webhook endpoints by event (ids ascending); an event nobody subscribed to is absent */
+  readonly webhooks: ReadonlyMap<WebhookEvent, readonly number[]>;
 }
 
 function viewOf(s: StoredSchedule): ScheduleView {
@@ -63,12 +68,17 @@ export class SnapshotCache {
   }
 
   private async load(version: number): Promise<Snapshot> {
-    const [settings, schedules] = await Promise.all([loadSettings(this.db.kysely), loadSchedules(this.db.kysely)]);
+    const [settings, schedules, webhooks] = await Promise.all([
+      loadSettings(this.db.kysely),
+      loadSchedules(this.db.kysely),
+      loadSubscriptions(this.db.kysely),
+    ]);
     const snapshot: Snapshot = {
       version,
       settings,
       zone: settings.timezone ? TimeZone.find(settings.timezone) : null,
       schedules: new Map(schedules.map((s) => [s.id, viewOf(s)])),
+      webhooks,
     };
     this.snapshot = snapshot;
     return snapshot;

@@ -12,6 +12,12 @@
 // poll claims only for free lanes: an endpoint that never answers holds its lanes until the timeout, while the
 // other endpoints' deliveries go on in theirs.
 //
+// Outcomes are written grouped (webhook.repository.ts recordOutcomes: one UPDATE, each row its own values):
+// the attempts that end in one turn of the event loop go together, and while an endpoint has a backlog the
+// next claim comes once half its lanes are free and carries the outcomes waiting in its own transaction. A
+// burst of N deliveries costs about N/2 write transactions instead of 2N, which on SQLite are turns of the
+// one write lock the bookings need too.
+//
 // Order per booking and endpoint comes from the claim (webhook.repository.ts): a delivery is not attempted
 // while an earlier one of the same booking to the same endpoint is open, and a poll claims at most one of
 // each such chain.
@@ -21,10 +27,10 @@
 import type { Db } from '../db/connect.js';
 import {
   claimDueDeliveries,
-  markDelivered,
-  markDeliveryFailed,
+  recordOutcomes,
   releaseDelivery,
   type ClaimedDelivery,
+  type DeliveryOutcome,
 } from '../db/repos/webhook.repository.js';
 import { webhookHeaders } from '../core/webhooks.js';
 import { retryDelay, STOP_GRACE_MS, type OutboxLog } from './outbox-delivery.js';
@@ -87,20 +93,33 @@ async function answerStart(response: Response): Promise<string> {
   return text.slice(0, ERROR_BODY_CHARS);
 }
 
+/** An attempt's outcome waiting to be written, and who waits for it. */
+interface PendingOutcome {
+  outcome: DeliveryOutcome;
+  settle: (result: boolean | Error) => void;
+}
+
 class WebhookDelivery {
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
+  /** the poll being made now (records and claim, at most one at a time) */
   private running: Promise<number> | null = null;
-  /** attempts under way: delivery id -> its endpoint */
+  /** attempts under way (the HTTP request; the record may still be pending): delivery id -> its endpoint */
   private readonly inFlight = new Map<number, number>();
   private readonly attempts = new Set<Promise<void>>();
   private readonly controllers = new Set<AbortController>();
   private aborting = false;
   private failedPolls = 0;
-  /** deliveries the last poll claimed: when an attempt ends while there is a backlog, poll again at once */
-  private lastClaimed = 0;
-  /** an attempt ended during a poll: poll again right after it */
-  private wakeAfterPoll = false;
+  /** endpoints whose last claim filled their room: more are probably due, so their freed lanes bring the next poll */
+  private readonly backlogged = new Set<number>();
+  /** outcomes not yet written: the next poll writes them in its claim's transaction, or a write of their own */
+  private pending: PendingOutcome[] = [];
+  /** a turn (records, maybe a claim) is set for the next turn of the event loop */
+  private turnSet = false;
+  /** an attempt ended during a poll: another turn right after it */
+  private turnAfterPoll = false;
+  /** a write of outcomes alone, in progress */
+  private writing: Promise<void> | null = null;
   /** a claim outlives the attempt's timeout with room for recording the outcome */
   private readonly claimMs: number;
   /** lanes one endpoint may hold, so a slow endpoint leaves the others lanes of their own */
@@ -111,64 +130,161 @@ class WebhookDelivery {
     this.perEndpoint = Math.max(1, Math.ceil(o.concurrency / 2));
   }
 
-  /** Claims what is due for the free lanes and starts those attempts (not awaited); resolves with the number claimed. */
+  /**
+   * Writes the outcomes that ended since the last write and claims what is due for the free lanes, in one
+   * transaction, and starts those attempts (not awaited); resolves with the number claimed.
+   */
   async runOnce(): Promise<number> {
     if (this.stopped) return 0;
     const total = this.o.concurrency - this.inFlight.size;
-    if (total <= 0) return 0;
     const busy = new Map<number, number>();
     for (const endpointId of this.inFlight.values()) busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
+    const room = (endpointId: number) => this.perEndpoint - (busy.get(endpointId) ?? 0);
+    const outcomes = this.pending;
+    this.pending = [];
     const now = this.o.clock();
-    const rows = await claimDueDeliveries(this.o.db, now, now + this.claimMs, {
-      total,
-      room: (endpointId) => this.perEndpoint - (busy.get(endpointId) ?? 0),
-    });
-    for (const row of rows) {
-      this.inFlight.set(row.id, row.endpoint_id);
-      const attempt = this.handle(row).finally(() => {
-        this.inFlight.delete(row.id);
-        this.attempts.delete(attempt);
-        this.wake();
-      });
-      this.attempts.add(attempt);
+    let rows: ClaimedDelivery[];
+    try {
+      const result = await claimDueDeliveries(
+        this.o.db,
+        now,
+        now + this.claimMs,
+        { total: Math.max(0, total), room },
+        outcomes.map((p) => p.outcome),
+      );
+      rows = result.claimed;
+      for (const p of outcomes) p.settle(result.recorded.has(p.outcome.id));
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      for (const p of outcomes) p.settle(failure);
+      throw error;
     }
+    const claimedPer = new Map<number, number>();
+    for (const row of rows) claimedPer.set(row.endpoint_id, (claimedPer.get(row.endpoint_id) ?? 0) + 1);
+    for (const [endpointId, n] of claimedPer)
+      if (n >= room(endpointId)) this.backlogged.add(endpointId);
+      else this.backlogged.delete(endpointId);
+    for (const endpointId of this.backlogged) if (!claimedPer.has(endpointId) && room(endpointId) > 0) this.backlogged.delete(endpointId);
+    for (const row of rows) this.start(row);
     return rows.length;
   }
 
-  /** A lane is free: while there is a backlog, the next poll need not wait for the interval. */
-  private wake(): void {
-    if (this.stopped || this.lastClaimed === 0) return;
+  private start(row: ClaimedDelivery): void {
+    this.inFlight.set(row.id, row.endpoint_id);
+    const attempt = this.handle(row).finally(() => this.attempts.delete(attempt));
+    this.attempts.add(attempt);
+  }
+
+  /** The lane of this attempt is free (its HTTP request ended): its outcome and maybe a claim go out in the next turn. */
+  private laneFreed(row: ClaimedDelivery): void {
+    this.inFlight.delete(row.id);
+    this.kick();
+  }
+
+  /**
+   * Once per turn of the event loop (the attempts that end together go together): a poll when an endpoint
+   * with a backlog has half its lanes free or more (its outcomes are written in the poll's transaction),
+   * else a write of the outcomes alone.
+   */
+  private kick(): void {
+    if (this.turnSet) return;
+    this.turnSet = true;
+    setImmediate(() => {
+      this.turnSet = false;
+      this.turn();
+    });
+  }
+
+  private turn(): void {
     if (this.running) {
-      this.wakeAfterPoll = true;
+      this.turnAfterPoll = true;
       return;
     }
-    if (this.timer) clearTimeout(this.timer);
-    this.schedule(0);
+    if (!this.stopped && this.wantsClaim()) {
+      if (this.timer) clearTimeout(this.timer);
+      this.schedule(0);
+    } else if (this.pending.length > 0) {
+      this.writing ??= this.writeOutcomes().finally(() => {
+        this.writing = null;
+        if (this.pending.length > 0) this.kick();
+      });
+    }
+  }
+
+  private wantsClaim(): boolean {
+    const inFlightOf = (endpointId: number) => [...this.inFlight.values()].filter((e) => e === endpointId).length;
+    for (const endpointId of this.backlogged) if (this.perEndpoint - inFlightOf(endpointId) >= Math.ceil(this.perEndpoint / 2)) return true;
+    return false;
+  }
+
+  /** The outcomes waiting, in one statement of their own (no claim due now). */
+  private async writeOutcomes(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      const recorded = await recordOutcomes(
+        this.o.db.kysely,
+        batch.map((p) => p.outcome),
+      );
+      for (const p of batch) p.settle(recorded.has(p.outcome.id));
+    } catch (error) {
+      for (const p of batch) p.settle(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** Resolves when the outcome is written (true: recorded; false: the row had moved on), rejects when the write failed. */
+  private record(outcome: DeliveryOutcome): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ outcome, settle: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
+    });
   }
 
   private async handle(row: ClaimedDelivery): Promise<void> {
     const controller = new AbortController();
     this.controllers.add(controller);
+    let outcome: { status: number | null; error: string | null } | 'release';
     try {
-      if (this.stopped) return await this.release(row);
-      let outcome: { status: number | null; error: string | null };
-      try {
-        outcome = await this.attempt(row, controller.signal);
-      } catch (error) {
-        if (this.aborting) return await this.release(row);
-        outcome = { status: null, error: describeFailure(error) };
-      }
-      if (outcome.error === null) {
-        await markDelivered(this.o.db.kysely, row.id, outcome.status!, this.o.clock());
-        return;
-      }
-      await this.recordFailure(row, outcome.status, outcome.error);
-    } catch (error) {
-      // the database refused the record: the short claim expires and the delivery is attempted again
-      this.o.log.error({ deliveryId: row.id, err: error }, 'could not record webhook outcome');
+      if (this.stopped) outcome = 'release';
+      else
+        try {
+          outcome = await this.attempt(row, controller.signal);
+        } catch (error) {
+          outcome = this.aborting ? 'release' : { status: null, error: describeFailure(error) };
+        }
     } finally {
       this.controllers.delete(controller);
     }
+    try {
+      if (outcome === 'release') {
+        this.inFlight.delete(row.id);
+        return await this.release(row);
+      }
+      const recorded = this.record(this.outcomeOf(row, outcome));
+      this.laneFreed(row);
+      const written = await recorded;
+      if (outcome.error !== null) {
+        const given = row.attempts + 1;
+        const gaveUp = this.o.clock() - row.queued_at >= this.o.giveUpAfterMs;
+        // the URL and the error only: never the secret or the body (it holds the customer's details)
+        this.o.log[gaveUp ? 'error' : 'warn'](
+          { deliveryId: row.id, endpointId: row.endpoint_id, attempt: given, recorded: written, error: outcome.error },
+          gaveUp ? 'webhook delivery given up' : 'webhook delivery failed, will retry',
+        );
+      }
+    } catch (error) {
+      // the database refused the record: the short claim expires and the delivery is attempted again
+      this.o.log.error({ deliveryId: row.id, err: error }, 'could not record webhook outcome');
+    }
+  }
+
+  /** What to write for an attempt: delivered, or failed and retried with backoff until the give-up time. */
+  private outcomeOf(row: ClaimedDelivery, attempt: { status: number | null; error: string | null }): DeliveryOutcome {
+    const now = this.o.clock();
+    const retryAt =
+      attempt.error === null || now - row.queued_at >= this.o.giveUpAfterMs
+        ? null
+        : now + retryDelay(row.attempts + 1, this.o.retryBaseMs, this.o.retryCapMs);
+    return { id: row.id, claimedUntil: row.claimed_until, status: attempt.status, error: attempt.error, retryAt, at: now };
   }
 
   /** One POST: the stored body, signed now; a 2xx is success, anything else a failure with its status. */
@@ -194,18 +310,6 @@ class WebhookDelivery {
     return { status: response.status, error: `HTTP ${response.status}${text ? `: ${text}` : ''}` };
   }
 
-  private async recordFailure(row: ClaimedDelivery, status: number | null, error: string): Promise<void> {
-    const now = this.o.clock();
-    const attempt = row.attempts + 1;
-    const retryAt = now - row.queued_at >= this.o.giveUpAfterMs ? null : now + retryDelay(attempt, this.o.retryBaseMs, this.o.retryCapMs);
-    const recorded = await markDeliveryFailed(this.o.db.kysely, row.id, row.claimed_until, { status, error, retryAt });
-    // the URL and the error only: never the secret or the body (it holds the customer's details)
-    this.o.log[retryAt === null ? 'error' : 'warn'](
-      { deliveryId: row.id, endpointId: row.endpoint_id, attempt, recorded, error },
-      retryAt === null ? 'webhook delivery given up' : 'webhook delivery failed, will retry',
-    );
-  }
-
   private async release(row: ClaimedDelivery): Promise<void> {
     await releaseDelivery(this.o.db.kysely, row.id, row.claimed_until, this.o.clock());
   }
@@ -221,17 +325,20 @@ class WebhookDelivery {
         },
         (error: unknown) => {
           this.failedPolls += 1;
+          this.backlogged.clear();
           this.o.log.error({ err: error }, 'webhook poll failed');
           return -1;
         },
       );
       void this.running.then((claimed) => {
         this.running = null;
-        this.lastClaimed = Math.max(0, claimed);
-        const again = this.wakeAfterPoll && claimed > 0;
-        this.wakeAfterPoll = false;
+        if (this.turnAfterPoll) {
+          this.turnAfterPoll = false;
+          this.kick();
+        }
+        if (this.timer) return;
         const backoff = this.o.pollIntervalMs * Math.min(10, 2 ** Math.max(0, this.failedPolls - 1));
-        this.schedule(again ? 0 : claimed < 0 ? backoff : this.o.pollIntervalMs);
+        this.schedule(claimed < 0 ? backoff : this.o.pollIntervalMs);
       });
     }, delay);
   }
@@ -247,6 +354,7 @@ class WebhookDelivery {
     const abort = setTimeout(abortAll, graceMs);
     try {
       if (this.running) await this.running;
+      // the attempts' outcomes are written by turns of their own now that no poll comes
       await Promise.all([...this.attempts]);
     } finally {
       clearTimeout(abort);

@@ -2,7 +2,7 @@
 // own transaction (docs/webhooks.md). Delivery is src/app/webhook-delivery.ts.
 import type { Db } from '../db/connect.js';
 import { findBookingDetails, type BookingDetails } from '../db/repos/booking.repository.js';
-import { loadSettings } from '../db/repos/installation.repository.js';
+import { bumpConfigVersion, loadSettings } from '../db/repos/installation.repository.js';
 import {
   deleteEndpoint,
   enqueueDeliveries,
@@ -42,7 +42,11 @@ export async function addWebhookEndpoint(
 ): Promise<NewWebhookEndpoint> {
   const url = parseWebhookUrl(input.url);
   const secret = newWebhookSecret();
-  const id = await db.write((trx) => insertEndpoint(trx, { url, events: input.events, secret, secretShown, createdAt: now }));
+  const id = await db.write(async (trx) => {
+    // the per-process snapshots hold the subscriptions: the very next booking in every process sees the endpoint
+    await bumpConfigVersion(trx);
+    return insertEndpoint(trx, { url, events: input.events, secret, secretShown, createdAt: now });
+  });
   return { id, url, events: [...input.events], enabled: true, createdAt: now, secret };
 }
 
@@ -54,14 +58,24 @@ export async function findWebhookEndpoint(db: Db, id: number): Promise<WebhookEn
   return endpoint;
 }
 
+/** Applies `change` (false: no such endpoint) and bumps the config version with it, as adding does. */
+async function changeEndpoint(db: Db, id: number, change: (trx: Db['kysely']) => Promise<boolean>): Promise<void> {
+  const changed = await db.write(async (trx) => {
+    if (!(await change(trx))) return false;
+    await bumpConfigVersion(trx);
+    return true;
+  });
+  if (!changed) throw new NotFound(`No webhook endpoint ${id}`);
+}
+
 /** Removes the endpoint and its deliveries (those still waiting are dropped). */
 export async function removeWebhookEndpoint(db: Db, id: number): Promise<void> {
-  if (!(await db.write((trx) => deleteEndpoint(trx, id)))) throw new NotFound(`No webhook endpoint ${id}`);
+  await changeEndpoint(db, id, (trx) => deleteEndpoint(trx, id));
 }
 
 /** A disabled endpoint gets no new events; what was queued for it waits until it is enabled again. */
 export async function setWebhookEnabled(db: Db, id: number, enabled: boolean): Promise<void> {
-  if (!(await db.write((trx) => setEndpointEnabled(trx, id, enabled)))) throw new NotFound(`No webhook endpoint ${id}`);
+  await changeEndpoint(db, id, (trx) => setEndpointEnabled(trx, id, enabled));
 }
 
 /** The secret of an endpoint just added in the admin area, the first time only; null after that. */
@@ -109,21 +123,40 @@ export function bookingPayload(b: BookingDetails, timezone: string): Record<stri
 }
 
 /**
- * Queues `type` for the booking to every endpoint subscribed now, in the caller's transaction (the outbox):
- * the deliveries exist exactly when the change does, and the booking waits for nothing but these inserts.
- * Without subscribed endpoints this is one read of a small table.
+ * Queues `type` for the booking to `endpointIds` (those subscribed to it; from the snapshot, or
+ * subscribedWebhookEndpoints read before the schedule's lock), in the caller's transaction (the outbox): the
+ * deliveries exist exactly when the change does, and the booking waits for nothing but one insert. The
+ * payload is built from `booking` as the change left it, so nothing is read under the lock. Without
+ * endpoints it does nothing.
  */
-export async function queueBookingEvent(trx: Db['kysely'], type: WebhookEvent, bookingId: number, now: number): Promise<void> {
-  const endpointIds = await subscribedEndpointIds(trx, type);
+export async function queueBookingEvent(
+  trx: Db['kysely'],
+  type: WebhookEvent,
+  booking: BookingDetails,
+  timezone: string,
+  endpointIds: readonly number[],
+  now: number,
+): Promise<void> {
   if (endpointIds.length === 0) return;
-  const [booking, settings] = await Promise.all([findBookingDetails(trx, { id: bookingId }), loadSettings(trx)]);
-  if (!booking) throw new Error(`booking ${bookingId} vanished inside its own transaction`);
   const id = newWebhookEventId();
   const body = JSON.stringify({
     id,
     type,
     created_at: new Date(now).toISOString(),
-    data: { booking: bookingPayload(booking, settings.timezone) },
+    data: { booking: bookingPayload(booking, timezone) },
   });
-  await enqueueDeliveries(trx, { id, type, bookingId, body }, endpointIds, now);
+  await enqueueDeliveries(trx, { id, type, bookingId: booking.id, body }, endpointIds, now);
+}
+
+/** The endpoints subscribed to `type` now, for a change made without a snapshot at hand (read it before the schedule's lock). */
+export const subscribedWebhookEndpoints = (trx: Db['kysely'], type: WebhookEvent) => subscribedEndpointIds(trx, type);
+
+/**
+ * For a change whose booking is easier read than built (a cancellation, a move): the booking as stored and
+ * the installation's zone, read before the schedule's lock; the caller applies its change to it.
+ */
+export async function bookingForEvent(trx: Db['kysely'], bookingId: number): Promise<{ booking: BookingDetails; timezone: string }> {
+  const [booking, settings] = await Promise.all([findBookingDetails(trx, { id: bookingId }), loadSettings(trx)]);
+  if (!booking) throw new Error(`booking ${bookingId} vanished inside its own transaction`);
+  return { booking, timezone: settings.timezone };
 }

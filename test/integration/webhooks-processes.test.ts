@@ -37,6 +37,18 @@ describeEachDatabase('webhooks with bin/booking', (dialect) => {
     }
   };
 
+  /** POST /bookings on a running serve; the answer's booking id (asserts the 201). */
+  const bookAt = async (origin: string, slot: string) => {
+    const res = await fetch(`${origin}/api/bookings`, {
+      method: 'POST',
+      headers: ready.headers,
+      body: JSON.stringify({ schedule: ready.schedule, reason: 1, slot, submission: { email: 'ada@example.com' } }),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 201, text);
+    return (JSON.parse(text) as { booking_id: number }).booking_id;
+  };
+
   test('webhook add / list / remove; bad input: one line on stderr, non-zero, nothing stored', async () => {
     const bad = [
       ['webhook', 'add', 'ftp://example.com/hook'],
@@ -82,17 +94,7 @@ describeEachDatabase('webhooks with bin/booking', (dialect) => {
     const env = { WEBHOOK_TIMEOUT_SECONDS: '1', LOG_LEVEL: 'warn' };
     const first = await serve(target.url, env);
     servers.push(first);
-    const res = await fetch(`${first.origin}/api/bookings`, {
-      method: 'POST',
-      headers: ready.headers,
-      body: JSON.stringify({
-        schedule: ready.schedule,
-        reason: 1,
-        slot: `${localDate(2)} 09:00:00`,
-        submission: { email: 'ada@example.com' },
-      }),
-    });
-    assert.equal(res.status, 201, await res.text());
+    await bookAt(first.origin, `${localDate(2)} 09:00:00`);
     await until('the delivery reached the receiver', () => receiver.hangingCount >= 1);
     const killed = await first.stop('SIGKILL');
     assert.equal(killed.signal, 'SIGKILL');
@@ -109,5 +111,29 @@ describeEachDatabase('webhooks with bin/booking', (dialect) => {
     assert.ok(receiver.received.every((r) => r.error === null));
     const { code } = await second.stop('SIGTERM');
     assert.equal(code, 0, 'and a serve with a webhook worker still shuts down cleanly');
+  });
+  test('a running serve: an endpoint the CLI adds, disables or enables counts from the very next booking', async () => {
+    // the serve keeps the subscriptions in its snapshot; the CLI's change bumps the config version it checks per request
+    const first = await serve(target.url, { LOG_LEVEL: 'warn' });
+    servers.push(first);
+    let hour = 10;
+    const book = () => bookAt(first.origin, `${localDate(3)} ${String(hour++).padStart(2, '0')}:00:00`);
+    const queuedFor = async (bookingId: number) => (await rows()).filter((r) => r.booking_id === bookingId).map((r) => r.endpoint_id);
+    for (const r of (await cli(target.url, 'webhook', 'list')).stdout.split('\n').filter(Boolean))
+      assert.equal((await cli(target.url, 'webhook', 'remove', r.split('\t')[0]!)).code, 0);
+    receiver.mode = { answer: 204 };
+
+    assert.deepEqual(await queuedFor(await book()), [], 'no endpoint: nothing queued (and the snapshot is loaded)');
+    const added = await cli(target.url, 'webhook', 'add', receiver.url('/next'));
+    assert.equal(added.code, 0, added.stderr);
+    const id = Number(/^Webhook endpoint (\d+):/.exec(added.stdout)![1]);
+    assert.deepEqual(await queuedFor(await book()), [id], 'the very next booking queues for the new endpoint');
+    assert.equal((await cli(target.url, 'webhook', 'disable', String(id))).code, 0);
+    assert.deepEqual(await queuedFor(await book()), [], 'disabled: the next booking queues nothing');
+    assert.equal((await cli(target.url, 'webhook', 'enable', String(id))).code, 0);
+    assert.deepEqual(await queuedFor(await book()), [id], 'enabled again');
+    assert.equal((await cli(target.url, 'webhook', 'remove', String(id))).code, 0);
+    assert.deepEqual(await queuedFor(await book()), [], 'removed');
+    await first.stop('SIGTERM');
   });
 });

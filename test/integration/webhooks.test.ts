@@ -14,6 +14,7 @@ import { addWebhookEndpoint, setWebhookEnabled, webhookDeliveries } from '../../
 import { cancelBooking, createBooking } from '../../src/app/bookings.js';
 import { SnapshotCache } from '../../src/app/snapshot.js';
 import { startWebhookWorker, type WebhookWorker } from '../../src/app/webhook-delivery.js';
+import { claimDueDeliveries, recordOutcomes } from '../../src/db/repos/webhook.repository.js';
 import type { WebhookEvent } from '../../src/core/webhooks.js';
 
 // the real time: receivers check the signature's timestamp against their clock, and a delivery gives up
@@ -290,5 +291,49 @@ describeEachDatabase('webhooks', (dialect) => {
       await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
       await second.close();
     }
+  });
+  test('outcomes written together keep their own: status, error, retry, give-up; a stale claim is not overwritten', async () => {
+    await fresh();
+    await endpoint('/hook');
+    for (let i = 0; i < 5; i++) await bookByApi(`g${i}@example.com`);
+    const until_ = NOW + 60_000;
+    const { claimed } = await claimDueDeliveries(inst.db, NOW, until_, { total: 8, room: () => 8 });
+    assert.equal(claimed.length, 5);
+    const [a, b, c, d, e] = claimed.map((r) => r.id) as [number, number, number, number, number];
+    const recorded = await recordOutcomes(inst.db.kysely, [
+      { id: a, claimedUntil: until_, status: 200, error: null, retryAt: null, at: NOW + 1 },
+      { id: b, claimedUntil: until_, status: 202, error: null, retryAt: null, at: NOW + 2 },
+      { id: c, claimedUntil: until_, status: 500, error: 'HTTP 500: down', retryAt: NOW + 5_000, at: NOW + 3 },
+      { id: d, claimedUntil: until_, status: null, error: 'no answer within the timeout', retryAt: null, at: NOW + 4 },
+      // an attempt made under a claim that has since changed hands: its failure must not touch the row
+      { id: e, claimedUntil: until_ - 1, status: 503, error: 'HTTP 503', retryAt: NOW + 9_000, at: NOW + 5 },
+    ]);
+    assert.deepEqual(
+      [...recorded].sort((x, y) => x - y),
+      [a, b, c, d],
+    );
+    const byId = new Map((await allDeliveries()).map((r) => [r.id, r]));
+    const view = (id: number) => {
+      const r = byId.get(id)!;
+      return [
+        r.state,
+        r.last_status,
+        r.last_error,
+        r.attempts,
+        r.delivered_at === null ? null : Number(r.delivered_at),
+        Number(r.next_attempt_at),
+        r.claimed_until === null ? null : Number(r.claimed_until),
+      ];
+    };
+    assert.deepEqual(view(a), ['delivered', 200, null, 1, NOW + 1, until_, null]);
+    assert.deepEqual(view(b), ['delivered', 202, null, 1, NOW + 2, until_, null]);
+    assert.deepEqual(view(c), ['retrying', 500, 'HTTP 500: down', 1, null, NOW + 5_000, null]);
+    assert.deepEqual(view(d), ['failed', null, 'no answer within the timeout', 1, null, until_, null]);
+    assert.deepEqual(view(e), ['sending', null, null, 0, null, until_, until_]);
+    // a delivered one is written once: the same outcome again changes nothing
+    assert.deepEqual(
+      [...(await recordOutcomes(inst.db.kysely, [{ id: a, claimedUntil: until_, status: 204, error: null, retryAt: null, at: NOW + 9 }]))],
+      [],
+    );
   });
 });

@@ -10,11 +10,25 @@ export interface CustomerDetails {
   phone: string;
 }
 
+/** A customer as saved: what a booking's event carries (the details kept may be older than those given). */
+export interface SavedCustomer extends CustomerDetails {
+  id: number;
+}
+
+const SAVED_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'phone'] as const;
+const savedOf = (r: { id: number; email: string | null; first_name: string; last_name: string; phone: string }): SavedCustomer => ({
+  id: r.id,
+  email: r.email,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  phone: r.phone,
+});
+
 /**
  * The customer with this e-mail address (case-insensitive), its details updated with what was given,
  * or a new one. One statement, so two bookings racing with the same new address share one record.
  */
-export async function saveCustomer(trx: Q, details: CustomerDetails, now: number): Promise<number> {
+export async function saveCustomer(trx: Q, details: CustomerDetails, now: number): Promise<SavedCustomer> {
   const values = {
     email_key: details.email?.toLowerCase() ?? null,
     email: details.email,
@@ -25,7 +39,7 @@ export async function saveCustomer(trx: Q, details: CustomerDetails, now: number
     updated_at: now,
   };
   if (values.email_key === null) {
-    return (await trx.insertInto('customers').values(values).returning('id').executeTakeFirstOrThrow()).id;
+    return savedOf(await trx.insertInto('customers').values(values).returning(SAVED_COLUMNS).executeTakeFirstOrThrow());
   }
   // an empty value in this booking keeps what we knew
   const keep = (column: 'first_name' | 'last_name' | 'phone') =>
@@ -42,9 +56,9 @@ export async function saveCustomer(trx: Q, details: CustomerDetails, now: number
         updated_at: now,
       }),
     )
-    .returning('id')
+    .returning(SAVED_COLUMNS)
     .executeTakeFirstOrThrow();
-  return row.id;
+  return savedOf(row);
 }
 
 export interface CustomerRecord {

@@ -2,7 +2,7 @@
 // written in the transaction of the change, claimed by a worker in any process with a short claim, and
 // recorded. What differs: a delivery is only claimable while no earlier delivery of the same booking to the
 // same endpoint is still open, so a receiver sees a booking's events in the order they happened.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../connect.js';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../schema.js';
 import type { DeliveryState, WebhookEvent } from '../../core/webhooks.js';
@@ -85,13 +85,29 @@ export async function takeSecretToShow(db: Q, id: number): Promise<string | null
   return row?.secret ?? null;
 }
 
-/** The enabled endpoints subscribed to `event` now, in the caller's transaction. */
-export async function subscribedEndpointIds(trx: Q, event: WebhookEvent): Promise<number[]> {
-  const rows = await trx.selectFrom('webhook_endpoints').select(['id', 'events']).where('enabled', '=', 1).orderBy('id').execute();
-  return rows.filter((r) => (JSON.parse(r.events) as string[]).includes(event)).map((r) => r.id);
+/** The enabled endpoints by event they are subscribed to (the per-process snapshot keeps this). */
+export async function loadSubscriptions(db: Q): Promise<Map<WebhookEvent, number[]>> {
+  const rows = await db.selectFrom('webhook_endpoints').select(['id', 'events']).where('enabled', '=', 1).orderBy('id').execute();
+  const byEvent = new Map<WebhookEvent, number[]>();
+  for (const r of rows)
+    for (const event of JSON.parse(r.events) as WebhookEvent[]) {
+      const ids = byEvent.get(event) ?? [];
+      ids.push(r.id);
+      byEvent.set(event, ids);
+    }
+  return byEvent;
 }
 
-/** One queued delivery per endpoint, in the caller's transaction (the outbox). */
+/** The enabled endpoints subscribed to `event` now, in the caller's transaction. */
+export async function subscribedEndpointIds(trx: Q, event: WebhookEvent): Promise<number[]> {
+  return (await loadSubscriptions(trx)).get(event) ?? [];
+}
+
+/**
+ * One queued delivery per endpoint, in the caller's transaction (the outbox). One statement: the ids come
+ * from a snapshot of the configuration, so only those still there and enabled get one (an endpoint removed
+ * meanwhile must not fail the booking on its foreign key).
+ */
 export async function enqueueDeliveries(
   trx: Q,
   event: { id: string; type: WebhookEvent; bookingId: number | null; body: string },
@@ -101,19 +117,36 @@ export async function enqueueDeliveries(
   if (endpointIds.length === 0) return;
   await trx
     .insertInto('webhook_deliveries')
-    .values(
-      endpointIds.map((endpointId) => ({
-        endpoint_id: endpointId,
-        event_id: event.id,
-        event_type: event.type,
-        booking_id: event.bookingId,
-        body: event.body,
-        state: 'queued' as const,
-        attempts: 0,
-        next_attempt_at: now,
-        created_at: now,
-        queued_at: now,
-      })),
+    .columns([
+      'endpoint_id',
+      'event_id',
+      'event_type',
+      'booking_id',
+      'body',
+      'state',
+      'attempts',
+      'next_attempt_at',
+      'created_at',
+      'queued_at',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('webhook_endpoints')
+        .select([
+          'id',
+          sql<string>`cast(${event.id} as text)`.as('event_id'),
+          sql<string>`cast(${event.type} as text)`.as('event_type'),
+          sql<number | null>`cast(${event.bookingId} as bigint)`.as('booking_id'),
+          sql<string>`cast(${event.body} as text)`.as('body'),
+          sql<string>`'queued'`.as('state'),
+          sql<number>`0`.as('attempts'),
+          sql<number>`cast(${now} as bigint)`.as('next_attempt_at'),
+          sql<number>`cast(${now} as bigint)`.as('created_at'),
+          sql<number>`cast(${now} as bigint)`.as('queued_at'),
+        ])
+        .where('id', 'in', endpointIds)
+        .where('enabled', '=', 1)
+        .orderBy('id'),
     )
     .execute();
 }
@@ -133,7 +166,9 @@ const numeric = (r: DeliveryRow): DeliveryRow => ({
 export type ClaimedDelivery = DeliveryRow & { claimed_until: number; url: string; secret: string };
 
 /**
- * Claims due deliveries until `claimedUntil`: open, due, of an enabled endpoint, and first in line (no earlier
+ * Writes `outcomes` (recordOutcomes: the worker's attempts that ended since its last write) and then claims
+ * due deliveries, in one transaction, so a worker with a backlog pays one write per round of its lanes.
+ * Claims until `claimedUntil`: open, due, of an enabled endpoint, and first in line (no earlier
  * open delivery of the same booking to the same endpoint), at most `room(endpointId)` per endpoint and
  * `total` in all, so that one slow endpoint cannot take every lane of a worker. PostgreSQL: FOR UPDATE SKIP
  * LOCKED, so concurrent workers take different rows without waiting; an earlier delivery another worker is
@@ -145,8 +180,11 @@ export async function claimDueDeliveries(
   now: number,
   claimedUntil: number,
   slots: { total: number; room: (endpointId: number) => number },
-): Promise<ClaimedDelivery[]> {
+  outcomes: readonly DeliveryOutcome[] = [],
+): Promise<{ claimed: ClaimedDelivery[]; recorded: Set<number> }> {
   return db.write(async (trx) => {
+    // first: a delivery recorded here no longer holds back the next one of its booking
+    const recorded = await recordOutcomes(trx, outcomes);
     const endpoints = await trx
       .selectFrom('webhook_endpoints')
       .select(['id', 'url', 'secret'])
@@ -189,46 +227,65 @@ export async function claimDueDeliveries(
         .execute();
       for (const r of rows) claimed.push({ ...numeric(r), claimed_until: claimedUntil, url: endpoint.url, secret: endpoint.secret });
     }
-    return claimed.sort((a, b) => a.id - b.id);
+    return { claimed: claimed.sort((a, b) => a.id - b.id), recorded };
   });
 }
 
 /**
- * Records a 2xx. Not guarded by the claim: the receiver did get it, whoever holds the row now. Returns false
- * when it was already recorded (or the row is gone with its endpoint).
+ * The outcome of one attempt: a 2xx (`error` null) is delivered; otherwise the attempt failed and is retried
+ * at `retryAt`, or 'failed' when that is null.
  */
-export async function markDelivered(db: Q, id: number, status: number, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('webhook_deliveries')
-    .set({ state: 'delivered', delivered_at: now, claimed_until: null, last_status: status, last_error: null, attempts: sql`attempts + 1` })
-    .where('id', '=', id)
-    .where('state', '<>', 'delivered')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+export interface DeliveryOutcome {
+  id: number;
+  /** the claim the attempt was made under */
+  claimedUntil: number;
+  status: number | null;
+  error: string | null;
+  retryAt: number | null;
+  /** when the answer (or the failure) came */
+  at: number;
 }
 
-/** A failed attempt, guarded by the claim: retried at retryAt, or 'failed' when retryAt is null. */
-export async function markDeliveryFailed(
-  db: Q,
-  id: number,
-  claimedUntil: number,
-  failure: { status: number | null; error: string; retryAt: number | null },
-): Promise<boolean> {
-  const result = await db
+/**
+ * Records several attempts' outcomes in one statement (a group commit: outcomes arriving together cost one
+ * write), each row with its own values. A delivered one is not guarded by the claim (the receiver did get
+ * it, whoever holds the row now) but is not recorded twice; a failed one only while its claim holds.
+ * Returns the ids recorded.
+ */
+export async function recordOutcomes(db: Q, outcomes: readonly DeliveryOutcome[]): Promise<Set<number>> {
+  if (outcomes.length === 0) return new Set();
+  // per row: CASE id WHEN … THEN …; the casts give PostgreSQL each parameter's type
+  const perRow = (then: (o: DeliveryOutcome) => RawBuilder<unknown>) =>
+    sql<never>`case id ${sql.join(
+      outcomes.map((o) => sql`when ${o.id} then ${then(o)}`),
+      sql` `,
+    )} end`;
+  const typed = (value: unknown, type: 'bigint' | 'integer' | 'text') => sql`cast(${value} as ${sql.raw(type)})`;
+  const delivered = (o: DeliveryOutcome) => o.error === null;
+  const rows = await db
     .updateTable('webhook_deliveries')
     .set({
-      state: failure.retryAt === null ? 'failed' : 'retrying',
-      next_attempt_at: failure.retryAt ?? claimedUntil,
+      state: perRow((o) => typed(delivered(o) ? 'delivered' : o.retryAt === null ? 'failed' : 'retrying', 'text')),
+      // a delivered row keeps its own (it is never due again); a failed one is due at its retry
+      next_attempt_at: perRow((o) => (delivered(o) ? sql.ref('next_attempt_at') : typed(o.retryAt ?? o.claimedUntil, 'bigint'))),
+      delivered_at: perRow((o) => (delivered(o) ? typed(o.at, 'bigint') : sql.ref('delivered_at'))),
       claimed_until: null,
-      last_status: failure.status,
-      last_error: failure.error.slice(0, 2000),
+      last_status: perRow((o) => typed(o.status, 'integer')),
+      last_error: perRow((o) => typed(o.error?.slice(0, 2000) ?? null, 'text')),
       attempts: sql`attempts + 1`,
     })
-    .where('id', '=', id)
-    .where('state', '=', 'sending')
-    .where('claimed_until', '=', claimedUntil)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .where((eb) =>
+      eb.or(
+        outcomes.map((o) =>
+          delivered(o)
+            ? eb.and([eb('id', '=', o.id), eb('state', '<>', 'delivered')])
+            : eb.and([eb('id', '=', o.id), eb('state', '=', 'sending'), eb('claimed_until', '=', o.claimedUntil)]),
+        ),
+      ),
+    )
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Gives back a claimed delivery whose attempt was aborted by a stopping worker: due at once, not counted. */
