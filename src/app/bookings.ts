@@ -3,7 +3,14 @@
 // The customer record and the notification e-mails (outbox rows) are written in the same transaction.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/connect.js';
-import { bumpBookingsVersion, findBookedForCancel, insertBooking, markBookingCancelled } from '../db/repos/booking.repository.js';
+import {
+  bumpBookingsVersion,
+  findBookedForCancel,
+  findBookingDetails,
+  insertBooking,
+  markBookingCancelled,
+  updateBookingAnswers,
+} from '../db/repos/booking.repository.js';
 import { saveCustomer } from '../db/repos/customer.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, type MessageKind } from '../core/messages.js';
@@ -126,4 +133,28 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
     await queueBookingEvent(trx, 'booking.cancelled', booking.id, now);
     return true;
   });
+}
+
+/**
+ * A booking's answers edited in the admin area, checked with its schedule's form rules exactly as a
+ * submission (InvalidInput naming the field otherwise). The time, the customer record (where mail goes:
+ * edited on the customer's page) and the bookings version are untouched: no free time changes.
+ */
+export async function editBookingAnswers(
+  db: Db,
+  snapshot: Snapshot,
+  detailsId: string,
+  submission: Readonly<Record<string, unknown>>,
+  now: number,
+): Promise<void> {
+  const booking = await findBookingDetails(db.kysely, { detailsId });
+  if (!booking) throw new NotFound('Booking not found');
+  const form = snapshot.schedules.get(booking.scheduleId)?.form;
+  if (!form) throw new NotFound('Schedule not found (or retired)');
+  const checked = validateSubmission(form, submission);
+  if (!checked.ok) throw new InvalidInput(checked.message, checked.field);
+  // answers to fields since removed from the form are kept: they were given, and the edit did not show them
+  const names = new Set(publicFields(form).map((f) => f.name));
+  const kept = Object.fromEntries(Object.entries(booking.answers).filter(([name]) => !names.has(name)));
+  await db.write((trx) => updateBookingAnswers(trx, booking.id, { ...kept, ...checked.answers }, now));
 }

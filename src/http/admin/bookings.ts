@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput, NotFound } from '../../core/errors.js';
 import { listBookings, findBooking, type BookingRow } from '../../app/admin-bookings.js';
-import { cancelBooking, createBooking } from '../../app/bookings.js';
+import { cancelBooking, createBooking, editBookingAnswers } from '../../app/bookings.js';
 import { listSlots } from '../../app/availability.js';
 import { listSchedules } from '../../app/admin-schedules.js';
 import { text } from './form-input.js';
@@ -144,6 +144,7 @@ function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): v
 <dt>Customer</dt><dd><a href="/admin/customers/${booking.customerId}">${booking.customerName || booking.customerEmail || `Customer ${booking.customerId}`}</a>
 ${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.customerPhone ? html` · ${booking.customerPhone}` : ''}</dd>
 <dt>Made</dt><dd>${localTime(snapshot, booking.createdAt)} through the ${SOURCE_LABEL[booking.source] ?? booking.source}</dd>
+${booking.updatedAt !== null ? html`<dt>Last edited</dt><dd id="booking-updated">${localTime(snapshot, booking.updatedAt)} in the admin area</dd>` : ''}
 <dt>Reference</dt><dd><code>${booking.detailsId}</code></dd>
 </dl></section>
 <h2>Answers</h2>
@@ -153,15 +154,67 @@ ${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.cust
             : html`<table><tbody>
 ${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th><td>${answerValue(v)}</td></tr>`)}</tbody></table>`
         }</section>
+<section class="actions" id="booking-actions">
+${snapshot.schedules.has(booking.scheduleId) ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/edit">Edit answers</a> ` : ''}
 ${
   booking.status === 'booked'
-    ? html`<section><p class="muted">Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>
-<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a></section>`
+    ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a>
+<p class="muted">Editing changes what the customer answered, not the time. Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>`
     : ''
-}`,
-        { flash: q.saved === 'cancelled' ? 'Booking cancelled. The time is free again.' : q.saved === 'booked' ? 'Booked.' : undefined },
+}</section>`,
+        {
+          flash:
+            q.saved === 'cancelled'
+              ? 'Booking cancelled. The time is free again.'
+              : q.saved === 'booked'
+                ? 'Booked.'
+                : q.saved === 'edited'
+                  ? 'Answers saved.'
+                  : undefined,
+        },
       ),
     );
+  });
+
+  const editPage = async (request: FastifyRequest, booking: BookingRow, values: Record<string, string>, errors: Errors) => {
+    const { page: ctx, snapshot } = state(request);
+    const fields = publicFields(snapshot.schedules.get(booking.scheduleId)?.form ?? []);
+    const labels = Object.fromEntries(fields.map((f) => [`answer.${f.name}`, f.label]));
+    return page(
+      ctx,
+      `Edit answers: booking on ${localTime(snapshot, booking.start)}`,
+      html`<p>${booking.scheduleName}, ${booking.reasonName}. The time stays as it is; the answers are checked by the schedule's form rules, as when the customer books.
+Where e-mails go is the customer's address: <a href="/admin/customers/${booking.customerId}">edit it on the customer's page</a>.</p>
+<form method="post" action="/admin/bookings/${booking.detailsId}/edit" class="card">${csrfField(ctx)}
+${answerInputs(fields, values, errors)}
+<button>Save answers</button> <a class="button secondary" href="/admin/bookings/${booking.detailsId}">Back, change nothing</a></form>`,
+      { errors, labels },
+    );
+  };
+
+  app.get('/bookings/:details/edit', async (request, reply) => {
+    const booking = await findBooking(db, (request.params as { details: string }).details);
+    if (!booking) throw new NotFound('Booking not found');
+    const values = Object.fromEntries(
+      Object.entries(booking.answers).map(([name, v]) => [`answer.${name}`, v === true ? 'on' : v === false ? '' : String(v)]),
+    );
+    return sendPage(reply, await editPage(request, booking, values, {}));
+  });
+
+  app.post('/bookings/:details/edit', async (request, reply) => {
+    const { snapshot } = state(request);
+    const booking = await findBooking(db, (request.params as { details: string }).details);
+    if (!booking) throw new NotFound('Booking not found');
+    const raw = body(request);
+    const values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
+    const form = snapshot.schedules.get(booking.scheduleId)?.form ?? [];
+    try {
+      await editBookingAnswers(db, snapshot, booking.detailsId, submissionOf(form, values), clock());
+    } catch (error) {
+      if (error instanceof InvalidInput) return sendPage(reply, await editPage(request, booking, values, { [`answer.${error.path}`]: humanReason(error.reason) }), 400);
+      throw error;
+    }
+    return reply.redirect(`/admin/bookings/${encodeURIComponent(booking.detailsId)}?saved=edited`, 303);
   });
 
   app.get('/bookings/:details/cancel', async (request, reply) => {
