@@ -4,11 +4,7 @@ import type { Db } from '../db/connect.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
 import { isEmailAddress } from '../core/forms/form-fields.js';
 import { controlCharacterProblem } from '../core/text.js';
-import {
-  clearCustomerAnswers,
-  countUpcomingOfCustomer,
-  listBookingDetails,
-} from '../db/repos/booking.repository.js';
+import { clearCustomerAnswers, countUpcomingOfCustomer, listBookingDetails } from '../db/repos/booking.repository.js';
 import { anonymiseCustomer, findCustomerIdByEmail, findCustomerRecord, updateCustomer } from '../db/repos/customer.repository.js';
 import { deleteCustomerMessages, listCustomerMessages } from '../db/repos/outbox.repository.js';
 import { scrubCustomerDeliveries } from '../db/repos/webhook.repository.js';
@@ -32,7 +28,8 @@ export function customerEditProblems(edit: CustomerEdit): Partial<Record<keyof C
     // notes may span lines; the other fields are one line
     else if (controlCharacterProblem(value, key === 'notes') !== null) problems[key] = 'Remove the control characters.';
   }
-  if (!problems.email && edit.email !== '' && !isEmailAddress(edit.email)) problems.email = 'Enter an e-mail address like name@example.com.';
+  if (!problems.email && edit.email !== '' && !isEmailAddress(edit.email))
+    problems.email = 'Enter an e-mail address like name@example.com.';
   return problems;
 }
 
@@ -50,7 +47,13 @@ export async function editCustomer(db: Db, id: number, edit: CustomerEdit, now: 
     const saved = await updateCustomer(
       trx,
       id,
-      { firstName: edit.firstName.trim(), lastName: edit.lastName.trim(), email: email || null, phone: edit.phone.trim(), notes: edit.notes },
+      {
+        firstName: edit.firstName.trim(),
+        lastName: edit.lastName.trim(),
+        email: email || null,
+        phone: edit.phone.trim(),
+        notes: edit.notes,
+      },
       now,
     );
     if (!saved) throw new NotFound('Customer not found');

@@ -250,7 +250,11 @@ export async function markBookingCancelled(trx: Q, id: number, now: number, chan
  * Its time is not changed, so neither is the schedule's bookings version.
  */
 export async function updateBookingAnswers(trx: Q, id: number, answers: Readonly<Record<string, Answer>>, now: number): Promise<void> {
-  await trx.updateTable('bookings').set({ answers: JSON.stringify(answers), updated_at: now }).where('id', '=', id).execute();
+  await trx
+    .updateTable('bookings')
+    .set({ answers: JSON.stringify(answers), updated_at: now })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Upcoming booked appointments of a customer (they block erasure: docs/security.md). */
@@ -267,6 +271,10 @@ export async function countUpcomingOfCustomer(db: Q, customerId: number, now: nu
 
 /** Erasure: the customer's bookings keep schedule, reason, time, status and source; their answers go. */
 export async function clearCustomerAnswers(trx: Q, customerId: number, now: number): Promise<number> {
-  const result = await trx.updateTable('bookings').set({ answers: '{}', updated_at: now }).where('customer_id', '=', customerId).executeTakeFirst();
+  const result = await trx
+    .updateTable('bookings')
+    .set({ answers: '{}', updated_at: now })
+    .where('customer_id', '=', customerId)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

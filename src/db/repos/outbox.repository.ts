@@ -292,15 +292,17 @@ export async function retryMessageNow(trx: Q, id: number, now: number): Promise<
 
 /** Messages addressed to a customer: to one of their addresses, or to anyone but the office about their bookings. */
 function customerMessages(db: Q, customerId: number, emailKey: string | null) {
-  return db.selectFrom('outbox').where((eb) =>
-    eb.or([
-      ...(emailKey === null ? [] : [eb(eb.fn('lower', ['recipient']), '=', emailKey)]),
-      eb.and([
-        eb('kind', '<>', 'booking_notification'),
-        eb('booking_id', 'in', eb.selectFrom('bookings').select('bookings.id').where('bookings.customer_id', '=', customerId)),
+  return db
+    .selectFrom('outbox')
+    .where((eb) =>
+      eb.or([
+        ...(emailKey === null ? [] : [eb(eb.fn('lower', ['recipient']), '=', emailKey)]),
+        eb.and([
+          eb('kind', '<>', 'booking_notification'),
+          eb('booking_id', 'in', eb.selectFrom('bookings').select('bookings.id').where('bookings.customer_id', '=', customerId)),
+        ]),
       ]),
-    ]),
-  );
+    );
 }
 
 /** What a customer's data export lists of the mail sent or queued to them (no bodies: they are rendered when sent). */

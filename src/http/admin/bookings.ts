@@ -211,7 +211,8 @@ ${answerInputs(fields, values, errors)}
     try {
       await editBookingAnswers(db, snapshot, booking.detailsId, submissionOf(form, values), clock());
     } catch (error) {
-      if (error instanceof InvalidInput) return sendPage(reply, await editPage(request, booking, values, { [`answer.${error.path}`]: humanReason(error.reason) }), 400);
+      if (error instanceof InvalidInput)
+        return sendPage(reply, await editPage(request, booking, values, { [`answer.${error.path}`]: humanReason(error.reason) }), 400);
       throw error;
     }
     return reply.redirect(`/admin/bookings/${encodeURIComponent(booking.detailsId)}?saved=edited`, 303);

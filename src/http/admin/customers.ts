@@ -33,7 +33,9 @@ function answersTable(snapshot: Snapshot, bookings: readonly BookingRow[]) {
   const shown = (v: unknown) => (v === true ? 'yes' : v === false ? 'no' : String(v));
   return html`<div class="table-wrap"><table id="customer-answers"><thead><tr><th>Booking</th><th>Answers</th></tr></thead><tbody>
 ${answered.map(
-  (b) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a><br><span class="muted">${b.scheduleName}, ${b.reasonName}</span></td>
+  (
+    b,
+  ) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a><br><span class="muted">${b.scheduleName}, ${b.reasonName}</span></td>
 <td><dl class="answers">${Object.entries(b.answers).map(([k, v]) => html`<dt>${labelOf(b, k)}</dt><dd>${shown(v)}</dd>`)}</dl></td></tr>`,
 )}
 </tbody></table></div>`;
@@ -107,7 +109,13 @@ ${textarea('Notes (staff only)', 'notes', values.notes, errors, { hint: 'Never s
     const customer = await customerOf(request);
     const saved = query(request).saved;
     const flash = saved === 'edited' ? 'Customer saved.' : saved === 'erased' ? 'Personal data erased.' : undefined;
-    const values = { firstName: customer.firstName, lastName: customer.lastName, email: customer.email ?? '', phone: customer.phone, notes: customer.notes };
+    const values = {
+      firstName: customer.firstName,
+      lastName: customer.lastName,
+      email: customer.email ?? '',
+      phone: customer.phone,
+      notes: customer.notes,
+    };
     return sendPage(reply, await customerPage(request, customer, values, {}, flash));
   });
 
