@@ -14,7 +14,7 @@ import {
 import { saveCustomer } from '../db/repos/customer.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, type MessageKind } from '../core/messages.js';
-import type { BookingSource } from '../core/bookings.js';
+import type { BookingSource, StaffOverride } from '../core/bookings.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
 import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
 import { MINUTE_MS } from '../core/time/calendar.js';
@@ -30,6 +30,13 @@ export interface BookingRequest {
   slot: string;
   submission: Readonly<Record<string, unknown>>;
   source: BookingSource;
+  /**
+   * Booking by hand only (the API never passes these): the rules staff ticked to set aside, each relaxing
+   * exactly its rule in the same locked re-check, and stored on the booking.
+   */
+  overrides?: readonly StaffOverride[];
+  /** false: no confirmation to the customer (staff told them); the office's notification is queued still */
+  emailCustomer?: boolean;
 }
 
 export interface BookingCreated {
@@ -68,7 +75,8 @@ export async function createBooking(
   const checked = validateSubmission(schedule.form, request.submission);
   if (!checked.ok) throw new InvalidInput(checked.message, checked.field);
   const { answers } = checked;
-  const ctx = availabilityContext(snapshot, schedule, reason, now);
+  const overrides = request.source === 'admin' ? [...new Set(request.overrides ?? [])] : [];
+  const ctx = { ...availabilityContext(snapshot, schedule, reason, now), overrides: new Set(overrides) };
   const email = customerEmail(schedule.form, answers);
   // only addresses we could deliver to are queued (both were validated on entry; this keeps it so)
   const customerRecipient = mailRecipient(email);
@@ -105,9 +113,10 @@ export async function createBooking(
       answers,
       createdAt: now,
       changedIn,
+      overrides,
     });
     const messages: { kind: MessageKind; recipient: string }[] = [];
-    if (customerRecipient) messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
+    if (customerRecipient && request.emailCustomer !== false) messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
     if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
     await enqueueMessages(trx, bookingId, messages, now);
     await queueBookingEvent(trx, 'booking.created', bookingId, now);

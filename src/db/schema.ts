@@ -104,6 +104,8 @@ export interface BookingsTable {
   changed_in: Generated<number>;
   /** when the customer's details or answers were last edited in the admin area (migration 013) */
   updated_at: number | null;
+  /** the rules staff set aside booking by hand, comma-separated (core/bookings.ts STAFF_OVERRIDES); null: none */
+  staff_overrides: string | null;
 }
 
 export interface OutboxTable {

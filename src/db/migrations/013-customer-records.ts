@@ -6,7 +6,8 @@ import { columnTypes } from './columns.js';
 // - staff-only notes on a customer;
 // - when a customer's personal data was erased on request (GDPR): the row stays, emptied, so the bookings'
 //   statistics (schedule, reason, time, status, source) keep their customer id;
-// - when a booking's details or answers were last edited in the admin area (null: never).
+// - when a booking's details or answers were last edited in the admin area (null: never);
+// - the rules staff set aside booking by hand (comma-separated: notice, horizon, hours, capacity; null: none).
 export function customerRecords(dialect: DialectName) {
   const { instant } = columnTypes(dialect);
   return {
@@ -17,6 +18,7 @@ export function customerRecords(dialect: DialectName) {
         .execute();
       await db.schema.alterTable('customers').addColumn('erased_at', instant).execute();
       await db.schema.alterTable('bookings').addColumn('updated_at', instant).execute();
+      await db.schema.alterTable('bookings').addColumn('staff_overrides', 'varchar(100)').execute();
     },
   };
 }

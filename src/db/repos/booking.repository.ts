@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { BookedTime } from '../../core/availability/free-slots.js';
 import type { Answer } from '../../core/forms/form-fields.js';
-import type { BookingSource, BookingStatus } from '../../core/bookings.js';
+import { isStaffOverride, type BookingSource, type BookingStatus, type StaffOverride } from '../../core/bookings.js';
 
 type Q = Kysely<Database>;
 
@@ -59,6 +59,8 @@ export interface NewBooking {
   createdAt: number;
   /** the bookings version bumpBookingsVersion returned in this transaction */
   changedIn: number;
+  /** rules staff set aside (booking by hand only) */
+  overrides?: readonly StaffOverride[];
 }
 
 export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
@@ -76,6 +78,7 @@ export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
       answers: JSON.stringify(b.answers),
       created_at: b.createdAt,
       changed_in: b.changedIn,
+      staff_overrides: b.overrides?.length ? b.overrides.join(',') : null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -114,6 +117,8 @@ export interface BookingDetails {
   source: BookingSource;
   createdAt: number;
   cancelledAt: number | null;
+  /** rules staff set aside booking it by hand */
+  overrides: StaffOverride[];
   /** last edited in the admin area (details or answers), null when never */
   updatedAt: number | null;
   answers: Record<string, Answer>;
@@ -145,6 +150,7 @@ function bookingDetailsQuery(db: Q) {
       'bookings.created_at',
       'bookings.cancelled_at',
       'bookings.updated_at',
+      'bookings.staff_overrides',
       'bookings.answers',
     ]);
 }
@@ -171,6 +177,7 @@ function bookingDetailsOf(r: BookingDetailsRow): BookingDetails {
     source: r.source,
     createdAt: Number(r.created_at),
     cancelledAt: r.cancelled_at === null ? null : Number(r.cancelled_at),
+    overrides: (r.staff_overrides ?? '').split(',').filter(isStaffOverride),
     updatedAt: r.updated_at === null ? null : Number(r.updated_at),
     answers: JSON.parse(r.answers) as Record<string, Answer>,
   };
