@@ -9,7 +9,7 @@ import { cancelBooking, createBooking, editBookingAnswers } from '../../app/book
 import { listSlots, staffSlots } from '../../app/availability.js';
 import { listSchedules } from '../../app/admin-schedules.js';
 import { text } from './form-input.js';
-import { publicFields, type FormField } from '../../core/forms/form-fields.js';
+import { publicFields, validateSubmission, type FormField } from '../../core/forms/form-fields.js';
 import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
 import type { Snapshot } from '../../app/snapshot.js';
 import { mailWarning, type FixedMailSettings } from './mail.js';
@@ -192,7 +192,7 @@ ${
       `Edit answers: booking on ${localTime(snapshot, booking.start)}`,
       html`<p>${booking.scheduleName}, ${booking.reasonName}. The time stays as it is; the answers are checked by the schedule's form rules, as when the customer books.
 Where e-mails go is the customer's address: <a href="/admin/customers/${booking.customerId}">edit it on the customer's page</a>.</p>
-<form method="post" action="/admin/bookings/${booking.detailsId}/edit" class="card">${csrfField(ctx)}
+<form method="post" action="/admin/bookings/${booking.detailsId}/edit" class="card" novalidate>${csrfField(ctx)}
 ${answerInputs(fields, values, errors)}
 <button>Save answers</button> <a class="button secondary" href="/admin/bookings/${booking.detailsId}">Back, change nothing</a></form>`,
       { errors, labels },
@@ -215,8 +215,16 @@ ${answerInputs(fields, values, errors)}
     const raw = body(request);
     const values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
     const form = snapshot.schedules.get(booking.scheduleId)?.form ?? [];
+    const submission = submissionOf(form, values);
+    // every field's problem at once (the use-case stops at the first)
+    const problems: Record<string, string> = {};
+    for (const field of publicFields(form)) {
+      const checked = validateSubmission([field], submission);
+      if (!checked.ok) problems[`answer.${checked.field}`] = humanReason(checked.message);
+    }
+    if (Object.keys(problems).length) return sendPage(reply, await editPage(request, booking, values, problems), 400);
     try {
-      await editBookingAnswers(db, snapshot, booking.detailsId, submissionOf(form, values), clock());
+      await editBookingAnswers(db, snapshot, booking.detailsId, submission, clock());
     } catch (error) {
       if (error instanceof InvalidInput)
         return sendPage(reply, await editPage(request, booking, values, { [`answer.${error.path}`]: humanReason(error.reason) }), 400);
@@ -345,7 +353,7 @@ async function customerPicker(db: AdminDeps['db'], values: Record<string, string
   const search = values.customer_q ?? '';
   const found = values.find && search.trim() ? await listCustomers(db, search, 20) : null;
   return html`<div class="card" id="customer-picker"><h2>Customer</h2>
-<div class="row">${input('Find an existing customer (name, e-mail or phone)', 'customer_q', search, {}, { type: 'search' })}
+<div class="row">${input('Find customer', 'customer_q', search, {}, { type: 'search', hint: 'An existing customer, by name, e-mail or phone: their details fill the form.' })}
 <button class="secondary" name="find" value="1" formnovalidate>Find customer</button></div>
 ${
   found === null
@@ -432,8 +440,8 @@ ${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label${s.ne
 ${await customerPicker(db, values)}
 <div class="card">
 ${answerInputs(publicFields(schedule.form), values, errors)}
-${checkbox('E-mail the customer a confirmation', 'email_customer', emailCustomer)}
-<p class="muted">Unticked: no e-mail goes to the customer (tell them yourself); the office is notified either way.</p>
+${checkbox('Send the customer a confirmation', 'email_customer', emailCustomer)}
+<p class="muted">Unticked: no message goes to the customer (tell them yourself); the office is notified either way.</p>
 <button name="book" value="1">Book</button></div></form>`
 }`,
     {

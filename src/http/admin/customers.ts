@@ -89,7 +89,7 @@ ${customers.map((c) => html`<tr><td><a href="/admin/customers/${c.id}">${display
       ctx,
       displayName(customer),
       html`
-<form method="post" action="${base}" class="card" id="customer-form">${csrfField(ctx)}
+<form method="post" action="${base}" class="card" id="customer-form" novalidate>${csrfField(ctx)}
 <div class="row">${EDIT_FIELDS.filter(([k]) => k !== 'notes').map(([k, label]) =>
         input(label, k, values[k], errors, { type: k === 'email' ? 'email' : k === 'phone' ? 'tel' : 'text' }),
       )}</div>
