@@ -325,7 +325,7 @@ function answerInputs(fields: readonly FormField[], values: Record<string, strin
 const OVERRIDE_HINTS: Record<StaffOverride, string> = {
   notice: 'Ignore the minimum notice: book a time sooner than customers may (never in the past).',
   horizon: 'Ignore the horizon: book further ahead than customers may.',
-  hours: 'Book outside the opening hours (any start time on the grid of the day, closed days too).',
+  hours: 'Book outside the opening hours (any start time on the grid, closed dates too).',
   capacity: 'Book over capacity: the time may already be full. Only then is a double booking made.',
 };
 
