@@ -163,7 +163,7 @@ describeEachDatabase('admin customers and overrides in chromium (issue 11)', (di
       assert.match(await mainText(page), /Customer saved\./);
 
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export data (JSON)' }).click()]);
-      const data = JSON.parse(await readFile((await download.path())!, 'utf8'));
+      const data = JSON.parse(await readFile(await download.path(), 'utf8'));
       assert.equal(data.customer.notes, 'Prefers mornings.');
       assert.equal(data.bookings[0].answers.last_name, 'Turing');
 

@@ -53,7 +53,7 @@ describeEachDatabase('admin area: booking answers and customers', (dialect) => {
       headers,
     });
     assert.equal(res.statusCode, 201, res.body);
-    const created = res.json() as { booking_details_id: string; user_id: number; booking_id: number };
+    const created = res.json<{ booking_details_id: string; user_id: number; booking_id: number }>();
     return created;
   };
   const bookingRow = (detailsId: string) =>
