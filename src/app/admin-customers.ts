@@ -122,11 +122,13 @@ export async function eraseCustomer(db: Db, id: number, now: number): Promise<vo
     const customer = await findCustomerRecord(trx, id);
     if (!customer) throw new NotFound('Customer not found');
     if (customer.erasedAt !== null) return;
+    // emptying the row first takes its lock: a booking matching this customer at the same moment (its
+    // upsert locks the row too) is either seen by the count below, or finds no address and makes a new customer
+    await anonymiseCustomer(trx, id, now);
     const upcoming = await countUpcomingOfCustomer(trx, id, now);
     if (upcoming > 0) throw new InvalidInput(`the customer has ${upcoming} upcoming appointment(s): cancel them first`, 'erase');
     await deleteCustomerMessages(trx, id, customer.email?.toLowerCase() ?? null);
     await scrubCustomerDeliveries(trx, id);
     await clearCustomerAnswers(trx, id, now);
-    await anonymiseCustomer(trx, id, now);
   });
 }
