@@ -86,6 +86,31 @@ try {
     .locator('table.bookings a[href^="/admin/bookings/"]')
     .evaluateAll((links) => links.map((a) => a.getAttribute('href')!));
   await shoot('cancel-confirm', `${bookings[0]}/cancel`);
+  await shoot('customer', '/admin/customers/1');
+  await shoot('customer-erase-refused', '/admin/customers/1/erase', { fullPage: false });
+  // a customer whose only appointment was cancelled: erasure is offered, after this confirmation
+  const cancelled = await api('/bookings', {
+    method: 'POST',
+    body: JSON.stringify({
+      schedule: 1,
+      reason: 1,
+      slot: (await api(`/slots?schedule=1&reason=1&day=${days[2]}`)).data[1],
+      submission: { first_name: 'Ida', last_name: 'Rhodes', email: 'ida@example.com' },
+    }),
+  });
+  await page.goto(`${server.url}/admin/bookings/${cancelled.booking_details_id}/cancel`);
+  await page.getByRole('button', { name: 'Confirm cancellation' }).click();
+  await shoot('customer-erase-confirm', `/admin/customers/${cancelled.user_id}/erase`, { fullPage: false });
+  await shoot('booking-edit', `${bookings[0]}/edit`);
+  // booking by hand with a rule set aside: the full times are offered, marked
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${server.url}/admin/schedules/1/book?reason=1&day=${days[0]}`);
+  await page.getByLabel('Book over capacity').check();
+  await page.getByRole('button', { name: 'Show free times' }).click();
+  await page.getByLabel('Find customer').fill('Hopper');
+  await page.getByRole('button', { name: 'Find customer' }).click();
+  await page.screenshot({ path: join(out, 'book-overrides.png'), fullPage: true });
+  console.log('docs/screenshots/book-overrides.png  <- book by hand, over capacity ticked, a customer searched');
   // the schedule form with several mistakes at once: the summary at the top
   await page.goto(`${server.url}/admin/schedules/new`);
   await page.getByLabel('Name', { exact: true }).fill('   ');

@@ -19,6 +19,7 @@ import {
   MAX_DURATION_MINUTES,
   freeDaysOf,
   freeSlotsWithExpiry,
+  freeSlotsOn,
   findFreeSlot,
   relevantBookingStarts,
   type AvailabilityContext,
@@ -29,6 +30,7 @@ import { publicFields, type FormField } from '../core/forms/form-fields.js';
 import { DAY_MS, MINUTE_MS, formatDate, formatLocalDateTime, parseDate, parseLocalDateTime } from '../core/time/calendar.js';
 import type { ScheduleView, Snapshot } from './snapshot.js';
 import type { StoredReason } from '../core/schedules/schedule.js';
+import type { StaffOverride } from '../core/bookings.js';
 
 export function findSchedule(snapshot: Snapshot, scheduleId: number | null): ScheduleView {
   const schedule = scheduleId === null ? undefined : snapshot.schedules.get(scheduleId);
@@ -201,6 +203,36 @@ export async function freeSlotAt(trx: Db['kysely'], schedule: ScheduleView, ctx:
   const slot = findFreeSlot(ctx, local.day, local.minute, bookings);
   if (!slot) throw new NotFound('Time not available');
   return slot;
+}
+
+/**
+ * Booking by hand with rules set aside: the day's times free under the relaxed rules, each marked whether
+ * it needs the overrides (not free for a customer). Uncached (staff pages are few); null when the day lies
+ * outside the window even so.
+ */
+export async function staffSlots(
+  db: Db,
+  snapshot: Snapshot,
+  scheduleId: number,
+  reasonId: number,
+  dayText: string,
+  now: number,
+  overrides: ReadonlySet<StaffOverride>,
+): Promise<{ time: string; needsOverride: boolean }[] | null> {
+  const schedule = findSchedule(snapshot, scheduleId);
+  const reason = findReason(schedule, reasonId);
+  const day = parseDate(dayText);
+  if (day === null) return null;
+  const plain = availabilityContext(snapshot, schedule, reason, now);
+  const relaxed = { ...plain, overrides };
+  const window = bookingWindow(relaxed);
+  if (day < window.firstDay || day > window.lastDay) return null;
+  const bookings = await readBookingsAround(db, schedule, relaxed, day, day);
+  const usual = new Set((freeSlotsOn(plain, day, bookings) ?? []).map((s) => s.minute));
+  return (freeSlotsOn(relaxed, day, bookings) ?? []).map((s) => ({
+    time: formatLocalDateTime(s.day, s.minute).slice(11),
+    needsOverride: !usual.has(s.minute),
+  }));
 }
 
 export async function formFor(

@@ -6,14 +6,16 @@ import type { Db } from '../db/connect.js';
 import {
   bumpBookingsVersion,
   findBookedForCancel,
+  findBookingDetails,
   insertBooking,
   markBookingCancelled,
+  updateBookingAnswers,
   type BookingDetails,
 } from '../db/repos/booking.repository.js';
 import { saveCustomer } from '../db/repos/customer.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, reminderDueTimes, type MessageKind } from '../core/messages.js';
-import type { BookingSource } from '../core/bookings.js';
+import type { BookingSource, StaffOverride } from '../core/bookings.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
 import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
 import { MINUTE_MS } from '../core/time/calendar.js';
@@ -29,6 +31,13 @@ export interface BookingRequest {
   slot: string;
   submission: Readonly<Record<string, unknown>>;
   source: BookingSource;
+  /**
+   * Booking by hand only (the API never passes these): the rules staff ticked to set aside, each relaxing
+   * exactly its rule in the same locked re-check, and stored on the booking.
+   */
+  overrides?: readonly StaffOverride[];
+  /** false: no confirmation to the customer (staff told them); the office's notification is queued still */
+  emailCustomer?: boolean;
 }
 
 export interface BookingCreated {
@@ -67,7 +76,8 @@ export async function createBooking(
   const checked = validateSubmission(schedule.form, request.submission);
   if (!checked.ok) throw new InvalidInput(checked.message, checked.field);
   const { answers } = checked;
-  const ctx = availabilityContext(snapshot, schedule, reason, now);
+  const overrides = request.source === 'admin' ? [...new Set(request.overrides ?? [])] : [];
+  const ctx = { ...availabilityContext(snapshot, schedule, reason, now), overrides: new Set(overrides) };
   const email = customerEmail(schedule.form, answers);
   // only addresses we could deliver to are queued (both were validated on entry; this keeps it so)
   const customerRecipient = mailRecipient(email);
@@ -104,9 +114,11 @@ export async function createBooking(
       answers,
       createdAt: now,
       changedIn,
+      overrides,
     });
     const messages: { kind: MessageKind; recipient: string; notBefore?: number }[] = [];
-    if (customerRecipient) {
+    // staff booking by hand may choose not to e-mail the customer: then no confirmation and no reminders
+    if (customerRecipient && request.emailCustomer !== false) {
       messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
       // the schedule's reminders as they are now (a later change applies to later bookings: docs/reminders.md)
       for (const due of reminderDueTimes(slot.start, schedule.reminderMinutesBefore, now))
@@ -137,6 +149,8 @@ export async function createBooking(
         createdAt: now,
         cancelledAt: null,
         answers,
+        overrides,
+        updatedAt: null,
       };
       await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
     }
@@ -168,4 +182,28 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
     }
     return true;
   });
+}
+
+/**
+ * A booking's answers edited in the admin area, checked with its schedule's form rules exactly as a
+ * submission (InvalidInput naming the field otherwise). The time, the customer record (where mail goes:
+ * edited on the customer's page) and the bookings version are untouched: no free time changes.
+ */
+export async function editBookingAnswers(
+  db: Db,
+  snapshot: Snapshot,
+  detailsId: string,
+  submission: Readonly<Record<string, unknown>>,
+  now: number,
+): Promise<void> {
+  const booking = await findBookingDetails(db.kysely, { detailsId });
+  if (!booking) throw new NotFound('Booking not found');
+  const form = snapshot.schedules.get(booking.scheduleId)?.form;
+  if (!form) throw new NotFound('Schedule not found (or retired)');
+  const checked = validateSubmission(form, submission);
+  if (!checked.ok) throw new InvalidInput(checked.message, checked.field);
+  // answers to fields since removed from the form are kept: they were given, and the edit did not show them
+  const names = new Set(publicFields(form).map((f) => f.name));
+  const kept = Object.fromEntries(Object.entries(booking.answers).filter(([name]) => !names.has(name)));
+  await db.write((trx) => updateBookingAnswers(trx, booking.id, { ...kept, ...checked.answers }, now));
 }

@@ -81,6 +81,10 @@ export interface CustomersTable {
   phone: string;
   created_at: number;
   updated_at: number;
+  /** staff-only text (migration 013) */
+  notes: Generated<string>;
+  /** when the customer's personal data was erased on request; the row stays for the bookings' statistics */
+  erased_at: number | null;
 }
 
 export interface BookingsTable {
@@ -100,6 +104,10 @@ export interface BookingsTable {
   cancelled_at: number | null;
   /** the schedule's bookings version written by the transaction that last booked or cancelled this row (0: before migration 009) */
   changed_in: Generated<number>;
+  /** when the customer's details or answers were last edited in the admin area (migration 013) */
+  updated_at: number | null;
+  /** the rules staff set aside booking by hand, comma-separated (core/bookings.ts STAFF_OVERRIDES); null: none */
+  staff_overrides: string | null;
 }
 
 export interface OutboxTable {

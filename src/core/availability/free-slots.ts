@@ -4,6 +4,7 @@
 import { MINUTE_MS, weekdayOf } from '../time/calendar.js';
 import type { TimeZone } from '../time/zone.js';
 import type { Interval, ScheduleRules } from '../schedules/schedule.js';
+import type { StaffOverride } from '../bookings.js';
 
 /** An existing booking, as instants (ms); buffers are added from the schedule's current rules. */
 export interface BookedTime {
@@ -16,7 +17,13 @@ export interface AvailabilityContext {
   readonly durationMinutes: number;
   readonly zone: TimeZone;
   readonly now: number;
+  /** rules set aside by staff booking by hand (admin area only); each relaxes exactly its rule */
+  readonly overrides?: ReadonlySet<StaffOverride>;
 }
+
+/** How far ahead staff may book when they set the horizon aside: far enough for any practice, bounded for the scan. */
+export const STAFF_HORIZON_DAYS = 3660;
+const WHOLE_DAY: readonly Interval[] = [{ start: 0, end: 1440 }];
 
 export interface FreeSlot {
   /** local day, days since epoch */
@@ -38,12 +45,13 @@ export interface BookingWindow {
 export const MAX_DURATION_MINUTES = 1440;
 export const MAX_BUFFER_MINUTES = 1440;
 
-export function bookingWindow({ rules, zone, now }: AvailabilityContext): BookingWindow {
+export function bookingWindow({ rules, zone, now, overrides }: AvailabilityContext): BookingWindow {
   const firstDay = zone.localDayOf(now);
   return {
     firstDay,
-    lastDay: firstDay + rules.horizonDays,
-    earliestStart: now + rules.minNoticeMinutes * MINUTE_MS,
+    lastDay: firstDay + (overrides?.has('horizon') ? Math.max(rules.horizonDays, STAFF_HORIZON_DAYS) : rules.horizonDays),
+    // never in the past, notice or not
+    earliestStart: now + (overrides?.has('notice') ? 0 : rules.minNoticeMinutes * MINUTE_MS),
   };
 }
 
@@ -105,7 +113,8 @@ function scanDay(ctx: AvailabilityContext, window: BookingWindow, occupancy: Occ
   const { rules, zone, durationMinutes } = ctx;
   const duration = durationMinutes * MINUTE_MS;
   const found: FreeSlot[] = [];
-  const intervals = [...openingIntervals(rules, day)].sort((a, b) => a.start - b.start);
+  const intervals = ctx.overrides?.has('hours') ? WHOLE_DAY : [...openingIntervals(rules, day)].sort((a, b) => a.start - b.start);
+  const overCapacity = ctx.overrides?.has('capacity') === true;
   for (const interval of intervals) {
     const intervalEnd = zone.boundInstant(day, interval.end);
     for (let minute = interval.start; minute < interval.end; minute += rules.slotIntervalMinutes) {
@@ -113,7 +122,7 @@ function scanDay(ctx: AvailabilityContext, window: BookingWindow, occupancy: Occ
       if (start === null || start < window.earliestStart) continue; // nonexistent wall time, or too soon
       // first occurrences grow with the wall time, so once one ends too late, all later ones do
       if (start + duration > intervalEnd) break;
-      if (occupancy.conflicts(start, start + duration, rules.capacity) >= rules.capacity) continue;
+      if (!overCapacity && occupancy.conflicts(start, start + duration, rules.capacity) >= rules.capacity) continue;
       found.push({ day, minute, start });
       if (stopAtFirst) return found;
     }

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { BookedTime } from '../../core/availability/free-slots.js';
 import type { Answer } from '../../core/forms/form-fields.js';
-import type { BookingSource, BookingStatus } from '../../core/bookings.js';
+import { isStaffOverride, type BookingSource, type BookingStatus, type StaffOverride } from '../../core/bookings.js';
 
 type Q = Kysely<Database>;
 
@@ -59,6 +59,8 @@ export interface NewBooking {
   createdAt: number;
   /** the bookings version bumpBookingsVersion returned in this transaction */
   changedIn: number;
+  /** rules staff set aside (booking by hand only) */
+  overrides?: readonly StaffOverride[];
 }
 
 export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
@@ -76,6 +78,7 @@ export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
       answers: JSON.stringify(b.answers),
       created_at: b.createdAt,
       changed_in: b.changedIn,
+      staff_overrides: b.overrides?.length ? b.overrides.join(',') : null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -114,6 +117,10 @@ export interface BookingDetails {
   source: BookingSource;
   createdAt: number;
   cancelledAt: number | null;
+  /** rules staff set aside booking it by hand */
+  overrides: StaffOverride[];
+  /** last edited in the admin area (details or answers), null when never */
+  updatedAt: number | null;
   answers: Record<string, Answer>;
 }
 
@@ -142,6 +149,8 @@ function bookingDetailsQuery(db: Q) {
       'bookings.source',
       'bookings.created_at',
       'bookings.cancelled_at',
+      'bookings.updated_at',
+      'bookings.staff_overrides',
       'bookings.answers',
     ]);
 }
@@ -168,6 +177,8 @@ function bookingDetailsOf(r: BookingDetailsRow): BookingDetails {
     source: r.source,
     createdAt: Number(r.created_at),
     cancelledAt: r.cancelled_at === null ? null : Number(r.cancelled_at),
+    overrides: (r.staff_overrides ?? '').split(',').filter(isStaffOverride),
+    updatedAt: r.updated_at === null ? null : Number(r.updated_at),
     answers: JSON.parse(r.answers) as Record<string, Answer>,
   };
 }
@@ -239,4 +250,38 @@ export async function findBookedForCancel(
 /** `changedIn`: the bookings version bumpBookingsVersion returned in this transaction */
 export async function markBookingCancelled(trx: Q, id: number, now: number, changedIn: number): Promise<void> {
   await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now, changed_in: changedIn }).where('id', '=', id).execute();
+}
+
+/**
+ * A booking's answers, replaced as edited in the admin area (validated by the caller with the schedule's form).
+ * Its time is not changed, so neither is the schedule's bookings version.
+ */
+export async function updateBookingAnswers(trx: Q, id: number, answers: Readonly<Record<string, Answer>>, now: number): Promise<void> {
+  await trx
+    .updateTable('bookings')
+    .set({ answers: JSON.stringify(answers), updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Upcoming booked appointments of a customer (they block erasure: docs/security.md). */
+export async function countUpcomingOfCustomer(db: Q, customerId: number, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('bookings')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('customer_id', '=', customerId)
+    .where('status', '=', 'booked')
+    .where('end_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Erasure: the customer's bookings keep schedule, reason, time, status and source; their answers go. */
+export async function clearCustomerAnswers(trx: Q, customerId: number, now: number): Promise<number> {
+  const result = await trx
+    .updateTable('bookings')
+    .set({ answers: '{}', updated_at: now })
+    .where('customer_id', '=', customerId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -61,6 +61,45 @@ export async function saveCustomer(trx: Q, details: CustomerDetails, now: number
   return savedOf(row);
 }
 
+const CUSTOMER_COLUMNS = [
+  'customers.id',
+  'customers.first_name',
+  'customers.last_name',
+  'customers.email',
+  'customers.phone',
+  'customers.created_at',
+  'customers.updated_at',
+  'customers.notes',
+  'customers.erased_at',
+] as const;
+
+interface CustomerRow {
+  id: number;
+  first_name: string;
+  last_name: string;
+  email: string | null;
+  phone: string;
+  created_at: number;
+  updated_at: number;
+  notes: string;
+  erased_at: number | null;
+}
+
+function customerRecordOf(r: CustomerRow, bookings: number): CustomerRecord {
+  return {
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    phone: r.phone,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    notes: r.notes,
+    erasedAt: r.erased_at === null ? null : Number(r.erased_at),
+    bookings,
+  };
+}
+
 export interface CustomerRecord {
   id: number;
   firstName: string;
@@ -68,6 +107,11 @@ export interface CustomerRecord {
   email: string | null;
   phone: string;
   createdAt: number;
+  updatedAt: number;
+  /** staff-only text */
+  notes: string;
+  /** when their personal data was erased on request, null otherwise */
+  erasedAt: number | null;
   /** how many bookings (any status) the customer has made */
   bookings: number;
 }
@@ -77,9 +121,9 @@ export async function listCustomerRecords(db: Q, search: string, limit: number):
   let q = db
     .selectFrom('customers')
     .leftJoin('bookings', 'bookings.customer_id', 'customers.id')
-    .select(['customers.id', 'customers.first_name', 'customers.last_name', 'customers.email', 'customers.phone', 'customers.created_at'])
+    .select(CUSTOMER_COLUMNS)
     .select(sql<number>`count(bookings.id)`.as('bookings'))
-    .groupBy(['customers.id', 'customers.first_name', 'customers.last_name', 'customers.email', 'customers.phone', 'customers.created_at']);
+    .groupBy(CUSTOMER_COLUMNS);
   const term = search.trim().toLowerCase();
   if (term) {
     // lower() on both sides: PostgreSQL's LIKE is case-sensitive, SQLite's is not for ASCII only
@@ -96,28 +140,50 @@ export async function listCustomerRecords(db: Q, search: string, limit: number):
     );
   }
   const rows = await q.orderBy('customers.last_name').orderBy('customers.first_name').orderBy('customers.id').limit(limit).execute();
-  return rows.map((r) => ({
-    id: r.id,
-    firstName: r.first_name,
-    lastName: r.last_name,
-    email: r.email,
-    phone: r.phone,
-    createdAt: Number(r.created_at),
-    bookings: Number(r.bookings),
-  }));
+  return rows.map((r) => customerRecordOf(r, Number(r.bookings)));
 }
 
 /** The customer; `bookings` is not counted (0). */
 export async function findCustomerRecord(db: Q, id: number): Promise<CustomerRecord | null> {
-  const row = await db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row) return null;
-  return {
-    id: row.id,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    email: row.email,
-    phone: row.phone,
-    createdAt: Number(row.created_at),
-    bookings: 0,
-  };
+  const row = await db.selectFrom('customers').select(CUSTOMER_COLUMNS).where('id', '=', id).executeTakeFirst();
+  return row ? customerRecordOf(row, 0) : null;
+}
+
+/** Another customer holding this e-mail address (case-insensitively, as bookings match customers), if any. */
+export async function findCustomerIdByEmail(db: Q, email: string, except: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('customers')
+    .select('id')
+    .where('email_key', '=', email.toLowerCase())
+    .where('id', '<>', except)
+    .executeTakeFirst();
+  return row ? row.id : null;
+}
+
+/** The customer's details as edited in the admin area; false when there is no such (unerased) customer. */
+export async function updateCustomer(trx: Q, id: number, details: CustomerDetails & { notes: string }, now: number): Promise<boolean> {
+  const result = await trx
+    .updateTable('customers')
+    .set({
+      email_key: details.email?.toLowerCase() ?? null,
+      email: details.email,
+      first_name: details.firstName,
+      last_name: details.lastName,
+      phone: details.phone,
+      notes: details.notes,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('erased_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Empties the customer's row of personal data; the row (and its id, which bookings refer to) stays. */
+export async function anonymiseCustomer(trx: Q, id: number, now: number): Promise<void> {
+  await trx
+    .updateTable('customers')
+    .set({ email_key: null, email: null, first_name: '', last_name: '', phone: '', notes: '', updated_at: now, erased_at: now })
+    .where('id', '=', id)
+    .execute();
 }

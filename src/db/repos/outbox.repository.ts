@@ -290,3 +290,35 @@ export async function retryMessageNow(trx: Q, id: number, now: number): Promise<
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** Messages addressed to a customer: to one of their addresses, or to anyone but the office about their bookings. */
+function customerMessages(db: Q, customerId: number, emailKey: string | null) {
+  return db
+    .selectFrom('outbox')
+    .where((eb) =>
+      eb.or([
+        ...(emailKey === null ? [] : [eb(eb.fn('lower', ['recipient']), '=', emailKey)]),
+        eb.and([
+          eb('kind', '<>', 'booking_notification'),
+          eb('booking_id', 'in', eb.selectFrom('bookings').select('bookings.id').where('bookings.customer_id', '=', customerId)),
+        ]),
+      ]),
+    );
+}
+
+/** What a customer's data export lists of the mail sent or queued to them (no bodies: they are rendered when sent). */
+export async function listCustomerMessages(db: Q, customerId: number, emailKey: string | null) {
+  const rows = await customerMessages(db, customerId, emailKey)
+    .select(['id', 'booking_id', 'kind', 'recipient', 'state', 'created_at', 'sent_at'])
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ ...r, created_at: Number(r.created_at), sent_at: r.sent_at === null ? null : Number(r.sent_at) }));
+}
+
+/** Erasure: the messages addressed to the customer go, sent or not. Returns how many. */
+export async function deleteCustomerMessages(trx: Q, customerId: number, emailKey: string | null): Promise<number> {
+  const ids = (await customerMessages(trx, customerId, emailKey).select('id').execute()).map((r) => r.id);
+  if (ids.length === 0) return 0;
+  const result = await trx.deleteFrom('outbox').where('id', 'in', ids).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -335,3 +335,20 @@ export async function resendDelivery(db: Q, id: number, now: number): Promise<bo
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/**
+ * Erasure: the bodies of the deliveries about the customer's bookings are replaced by a note (event and id
+ * stay, for the log); those still waiting are given up, since a receiver would get no booking in them.
+ */
+export async function scrubCustomerDeliveries(trx: Q, customerId: number): Promise<number> {
+  const ofCustomer = trx.selectFrom('bookings').select('bookings.id').where('bookings.customer_id', '=', customerId);
+  const body = JSON.stringify({ erased: 'the personal data of this delivery was erased on request' });
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ state: 'failed', claimed_until: null, last_error: 'personal data erased on request' })
+    .where('booking_id', 'in', ofCustomer)
+    .where('state', 'in', ['queued', 'retrying', 'sending'])
+    .execute();
+  const result = await trx.updateTable('webhook_deliveries').set({ body }).where('booking_id', 'in', ofCustomer).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -3,12 +3,13 @@
 // through src/app/bookings.ts: the same rules and the same transaction as the API.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput, NotFound } from '../../core/errors.js';
-import { listBookings, findBooking, type BookingRow } from '../../app/admin-bookings.js';
-import { cancelBooking, createBooking } from '../../app/bookings.js';
-import { listSlots } from '../../app/availability.js';
+import { listBookings, findBooking, findCustomer, listCustomers, type BookingRow } from '../../app/admin-bookings.js';
+import { STAFF_OVERRIDES, STAFF_OVERRIDE_LABELS, type StaffOverride } from '../../core/bookings.js';
+import { cancelBooking, createBooking, editBookingAnswers } from '../../app/bookings.js';
+import { listSlots, staffSlots } from '../../app/availability.js';
 import { listSchedules } from '../../app/admin-schedules.js';
 import { text } from './form-input.js';
-import { publicFields, type FormField } from '../../core/forms/form-fields.js';
+import { publicFields, validateSubmission, type FormField } from '../../core/forms/form-fields.js';
 import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
 import type { Snapshot } from '../../app/snapshot.js';
 import { mailWarning, type FixedMailSettings } from './mail.js';
@@ -49,9 +50,14 @@ ${rows.map(
   (b) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a></td>
 ${options.showSchedule !== false ? html`<td>${b.scheduleName}</td>` : ''}<td>${b.reasonName}</td>
 <td><a href="/admin/customers/${b.customerId}">${b.customerName || b.customerEmail || `Customer ${b.customerId}`}</a></td>
-<td>${SOURCE_LABEL[b.source] ?? b.source}</td><td>${b.status}</td></tr>`,
+<td>${SOURCE_LABEL[b.source] ?? b.source}${overrideNote(b.overrides)}</td><td>${b.status}</td></tr>`,
 )}
 </tbody></table></div>`;
+}
+
+/** The rules set aside when the booking was made by hand, as the list and the details state them */
+function overrideNote(overrides: readonly StaffOverride[]): Markup | string {
+  return overrides.length ? html` <strong class="override">· ${overrides.map((o) => STAFF_OVERRIDE_LABELS[o]).join(', ')}</strong>` : '';
 }
 
 function answerValue(value: unknown): string {
@@ -144,6 +150,8 @@ function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): v
 <dt>Customer</dt><dd><a href="/admin/customers/${booking.customerId}">${booking.customerName || booking.customerEmail || `Customer ${booking.customerId}`}</a>
 ${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.customerPhone ? html` · ${booking.customerPhone}` : ''}</dd>
 <dt>Made</dt><dd>${localTime(snapshot, booking.createdAt)} through the ${SOURCE_LABEL[booking.source] ?? booking.source}</dd>
+${booking.overrides.length ? html`<dt>Rules set aside</dt><dd id="booking-overrides"><strong>${booking.overrides.map((o) => STAFF_OVERRIDE_LABELS[o]).join(', ')}</strong> (booked by hand by staff)</dd>` : ''}
+${booking.updatedAt !== null ? html`<dt>Last edited</dt><dd id="booking-updated">${localTime(snapshot, booking.updatedAt)} in the admin area</dd>` : ''}
 <dt>Reference</dt><dd><code>${booking.detailsId}</code></dd>
 </dl></section>
 <h2>Answers</h2>
@@ -153,15 +161,76 @@ ${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.cust
             : html`<table><tbody>
 ${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th><td>${answerValue(v)}</td></tr>`)}</tbody></table>`
         }</section>
+<section class="actions" id="booking-actions">
+${snapshot.schedules.has(booking.scheduleId) ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/edit">Edit answers</a> ` : ''}
 ${
   booking.status === 'booked'
-    ? html`<section><p class="muted">Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>
-<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a></section>`
+    ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a>
+<p class="muted">Editing changes what the customer answered, not the time. Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>`
     : ''
-}`,
-        { flash: q.saved === 'cancelled' ? 'Booking cancelled. The time is free again.' : q.saved === 'booked' ? 'Booked.' : undefined },
+}</section>`,
+        {
+          flash:
+            q.saved === 'cancelled'
+              ? 'Booking cancelled. The time is free again.'
+              : q.saved === 'booked'
+                ? 'Booked.'
+                : q.saved === 'edited'
+                  ? 'Answers saved.'
+                  : undefined,
+        },
       ),
     );
+  });
+
+  const editPage = async (request: FastifyRequest, booking: BookingRow, values: Record<string, string>, errors: Errors) => {
+    const { page: ctx, snapshot } = state(request);
+    const fields = publicFields(snapshot.schedules.get(booking.scheduleId)?.form ?? []);
+    const labels = Object.fromEntries(fields.map((f) => [`answer.${f.name}`, f.label]));
+    return page(
+      ctx,
+      `Edit answers: booking on ${localTime(snapshot, booking.start)}`,
+      html`<p>${booking.scheduleName}, ${booking.reasonName}. The time stays as it is; the answers are checked by the schedule's form rules, as when the customer books.
+Where e-mails go is the customer's address: <a href="/admin/customers/${booking.customerId}">edit it on the customer's page</a>.</p>
+<form method="post" action="/admin/bookings/${booking.detailsId}/edit" class="card" novalidate>${csrfField(ctx)}
+${answerInputs(fields, values, errors)}
+<button>Save answers</button> <a class="button secondary" href="/admin/bookings/${booking.detailsId}">Back, change nothing</a></form>`,
+      { errors, labels },
+    );
+  };
+
+  app.get('/bookings/:details/edit', async (request, reply) => {
+    const booking = await findBooking(db, (request.params as { details: string }).details);
+    if (!booking) throw new NotFound('Booking not found');
+    const values = Object.fromEntries(
+      Object.entries(booking.answers).map(([name, v]) => [`answer.${name}`, v === true ? 'on' : v === false ? '' : String(v)]),
+    );
+    return sendPage(reply, await editPage(request, booking, values, {}));
+  });
+
+  app.post('/bookings/:details/edit', async (request, reply) => {
+    const { snapshot } = state(request);
+    const booking = await findBooking(db, (request.params as { details: string }).details);
+    if (!booking) throw new NotFound('Booking not found');
+    const raw = body(request);
+    const values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
+    const form = snapshot.schedules.get(booking.scheduleId)?.form ?? [];
+    const submission = submissionOf(form, values);
+    // every field's problem at once (the use-case stops at the first)
+    const problems: Record<string, string> = {};
+    for (const field of publicFields(form)) {
+      const checked = validateSubmission([field], submission);
+      if (!checked.ok) problems[`answer.${checked.field}`] = humanReason(checked.message);
+    }
+    if (Object.keys(problems).length) return sendPage(reply, await editPage(request, booking, values, problems), 400);
+    try {
+      await editBookingAnswers(db, snapshot, booking.detailsId, submission, clock());
+    } catch (error) {
+      if (error instanceof InvalidInput)
+        return sendPage(reply, await editPage(request, booking, values, { [`answer.${error.path}`]: humanReason(error.reason) }), 400);
+      throw error;
+    }
+    return reply.redirect(`/admin/bookings/${encodeURIComponent(booking.detailsId)}?saved=edited`, 303);
   });
 
   app.get('/bookings/:details/cancel', async (request, reply) => {
@@ -253,6 +322,53 @@ function answerInputs(fields: readonly FormField[], values: Record<string, strin
   })}`;
 }
 
+const OVERRIDE_HINTS: Record<StaffOverride, string> = {
+  notice: 'Ignore the minimum notice: book a time sooner than customers may (never in the past).',
+  horizon: 'Ignore the horizon: book further ahead than customers may.',
+  hours: 'Book outside the opening hours (any start time on the grid, closed dates too).',
+  capacity: 'Book over capacity: the time may already be full. Only then is a double booking made.',
+};
+
+const overridesOf = (values: Record<string, string>): StaffOverride[] => STAFF_OVERRIDES.filter((o) => values[`override.${o}`] === 'on');
+
+/** The details of an existing customer put into the form's name, e-mail and phone fields, where it has them. */
+function withCustomer(
+  values: Record<string, string>,
+  form: readonly FormField[],
+  c: { firstName: string; lastName: string; email: string | null; phone: string },
+) {
+  const filled = { ...values };
+  const names = new Set(publicFields(form).map((f) => f.name));
+  const put = (name: string, value: string) => {
+    if (names.has(name)) filled[`answer.${name}`] = value;
+  };
+  put('first_name', c.firstName);
+  put('last_name', c.lastName);
+  put('email', c.email ?? '');
+  put('phone', c.phone);
+  return filled;
+}
+
+async function customerPicker(db: AdminDeps['db'], values: Record<string, string>): Promise<Markup> {
+  const search = values.customer_q ?? '';
+  const found = values.find && search.trim() ? await listCustomers(db, search, 20) : null;
+  return html`<div class="card" id="customer-picker"><h2>Customer</h2>
+<div class="row">${input('Find customer', 'customer_q', search, {}, { type: 'search', hint: 'An existing customer, by name, e-mail or phone: their details fill the form.' })}
+<button class="secondary" name="find" value="1" formnovalidate>Find customer</button></div>
+${
+  found === null
+    ? ''
+    : found.filter((c) => c.erasedAt === null).length === 0
+      ? html`<p class="muted">No customer matches "${search}".</p>`
+      : html`<ul class="picks">${found
+          .filter((c) => c.erasedAt === null)
+          .map(
+            (c) =>
+              html`<li><button class="secondary" name="use_customer" value="${c.id}" formnovalidate>Use ${c.name || c.email || `Customer ${c.id}`}</button> <span class="muted">${c.email ?? ''} ${c.phone}</span></li>`,
+          )}</ul>`
+}</div>`;
+}
+
 async function bookPage(
   { db, clock, snapshots }: AdminDeps,
   request: FastifyRequest,
@@ -268,17 +384,29 @@ async function bookPage(
   const reasons = [...schedule.reasons.values()];
   const reasonId = idParam(values.reason) ?? reasons[0]?.id ?? null;
   const day = values.day || formatDate(today(snapshot, clock()));
-  let slots: readonly string[] = [];
+  const overrides = overridesOf(values);
+  let slots: readonly { time: string; needsOverride: boolean }[] = [];
   let slotNote = '';
   if (reasonId !== null && schedule.reasons.has(reasonId)) {
-    try {
-      slots = (await listSlots(db, snapshot, scheduleId, reasonId, day, clock())).items;
-      if (slots.length === 0) slotNote = 'No free time on this day.';
-    } catch (error) {
-      if (!(error instanceof NotFound)) throw error;
-      slotNote = 'This day is outside the booking window (notice and horizon).';
+    if (overrides.length) {
+      const found = await staffSlots(db, snapshot, scheduleId, reasonId, day, clock(), new Set(overrides));
+      if (found === null) slotNote = 'This day is outside the booking window, even with the rules ticked set aside.';
+      else if (found.length === 0) slotNote = 'No free time on this day, even with the rules ticked set aside.';
+      slots = found ?? [];
+    } else {
+      try {
+        slots = (await listSlots(db, snapshot, scheduleId, reasonId, day, clock())).items.map((s) => ({
+          time: s.slice(11),
+          needsOverride: false,
+        }));
+        if (slots.length === 0) slotNote = 'No free time on this day.';
+      } catch (error) {
+        if (!(error instanceof NotFound)) throw error;
+        slotNote = 'This day is outside the booking window (notice and horizon).';
+      }
     }
   }
+  const emailCustomer = values.email_customer === 'on';
   // One form: the reason and day saved are those the page shows. "Show free times" posts it too (nothing is
   // created then), so the answers typed so far are kept; the times listed are those of the reason and day shown.
   return page(
@@ -300,13 +428,20 @@ ${select(
 )}
 ${input('Day', 'day', day, errors, { type: 'date' })}
 <button class="secondary" name="show" value="1" formnovalidate>Show free times</button></div>
-<fieldset class="card${errors.time ? ' invalid' : ''}" id="times"><legend>Free times on ${day} for ${schedule.reasons.get(reasonId ?? 0)?.name ?? ''}</legend>
+<fieldset class="card" id="overrides"><legend>Staff overrides: set a rule aside for this booking</legend>
+${STAFF_OVERRIDES.map((o) => checkbox(OVERRIDE_HINTS[o], `override.${o}`, values[`override.${o}`] === 'on'))}
+<p class="muted">Customers cannot do this; the booking records the rules set aside, shown in its details and in the lists. Press "Show free times" after changing these.</p>
+</fieldset>
+<fieldset class="card${errors.time ? ' invalid' : ''}" id="times"><legend>Free times on ${day} for ${schedule.reasons.get(reasonId ?? 0)?.name ?? ''}${overrides.length ? ` (${overrides.map((o) => STAFF_OVERRIDE_LABELS[o]).join(', ')})` : ''}</legend>
 ${fieldError(errors, 'time')}
-${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label><input type="radio" name="time" id="slot-${i}" value="${s.slice(11)}"${values.time === s.slice(11) ? html` checked` : ''}> ${s.slice(11, 16)}</label>`)}</div>` : html`<p class="muted">${slotNote}</p>`}
+${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label${s.needsOverride ? html` class="override" title="only with the rules set aside"` : ''}><input type="radio" name="time" id="slot-${i}" value="${s.time}"${values.time === s.time ? html` checked` : ''}> ${s.time.slice(0, 5)}${s.needsOverride ? ' *' : ''}</label>`)}</div>${slots.some((s) => s.needsOverride) ? html`<p class="muted">* only with the rules set aside.</p>` : ''}` : html`<p class="muted">${slotNote}</p>`}
 <p class="muted stale-note" hidden>The reason or day changed: press "Show free times" to see its free times.</p>
 </fieldset>
-<div class="card"><h2>Customer</h2>
+${await customerPicker(db, values)}
+<div class="card">
 ${answerInputs(publicFields(schedule.form), values, errors)}
+${checkbox('Send the customer a confirmation', 'email_customer', emailCustomer)}
+<p class="muted">Unticked: no message goes to the customer (tell them yourself); the office is notified either way.</p>
 <button name="book" value="1">Book</button></div></form>`
 }`,
     {
@@ -343,19 +478,25 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
     const once = formTokenOfPage(request, reply);
     if (once === null) return reply;
     const q = query(request);
-    return sendPage(reply, await bookPage(deps, request, id, { reason: q.reason ?? '', day: q.day ?? '' }, {}, once));
+    return sendPage(reply, await bookPage(deps, request, id, { reason: q.reason ?? '', day: q.day ?? '', email_customer: 'on' }, {}, once));
   });
 
   app.post('/schedules/:id/book', async (request, reply) => {
     const id = idParam((request.params as { id?: string }).id);
     if (id === null) throw new NotFound('Schedule not found');
     const raw = body(request);
-    const values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
+    let values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
     const once = values._once ?? '';
     const again = (errors: Errors, status: number) =>
       bookPage(deps, request, id, values, errors, once).then((p) => sendPage(reply, p, status));
-    // "Show free times": the same form, nothing created; the time chosen for another reason or day is dropped
-    if (values.show) return again({}, 200);
+    // "Show free times", "Find customer": the same form, nothing created
+    if (values.show || values.find) return again({}, 200);
+    if (values.use_customer) {
+      const customer = await findCustomer(db, idParam(values.use_customer) ?? 0);
+      const form = (await snapshots.current()).schedules.get(id)?.form ?? [];
+      if (customer && customer.erasedAt === null) values = withCustomer(values, form, customer);
+      return again({}, 200);
+    }
     await checkFormToken(db, once);
     const snapshot = await snapshots.current();
     const schedule = snapshot.schedules.get(id);
@@ -373,7 +514,15 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
       const created = await createBooking(
         db,
         snapshot,
-        { scheduleId: id, reasonId: reason.id, slot, submission: submissionOf(schedule.form, values), source: 'admin' },
+        {
+          scheduleId: id,
+          reasonId: reason.id,
+          slot,
+          submission: submissionOf(schedule.form, values),
+          source: 'admin',
+          overrides: overridesOf(values),
+          emailCustomer: values.email_customer === 'on',
+        },
         now,
         claimFormToken(once, now, (c: { detailsId: string }) => `/admin/bookings/${c.detailsId}`),
       );
@@ -384,7 +533,7 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
         // what is saved is what the page shows: a time that is not free for the shown reason and day is refused
         return again(
           {
-            time: `${time.slice(0, 5)} on ${day} is not a free time for ${reason.name} (${reason.durationMinutes} min). The free times for it are listed here: choose one.`,
+            time: `${time.slice(0, 5)} on ${day} is not a free time for ${reason.name} (${reason.durationMinutes} min)${overridesOf(values).length ? ', even with the rules ticked set aside' : ''}. The free times for it are listed here: choose one.`,
           },
           409,
         );
