@@ -190,7 +190,7 @@ describeEachDatabase('admin: find and export bookings', (dialect) => {
       'answer:phone',
       'answer:note',
     ]);
-    const byRef = new Map(records.map((r) => [r[1], Object.fromEntries(header!.map((h, i) => [h, r[i]]))]));
+    const byRef = new Map(records.map((r) => [r[1], Object.fromEntries(header.map((h, i) => [h, r[i]]))]));
     assert.deepEqual([...byRef.keys()], [ids.ada, ids.grace, ids.evil, ids.gone]);
     const ada = byRef.get(ids.ada)!;
     assert.equal(ada.start, '2026-06-02 09:00');
