@@ -77,6 +77,7 @@ try {
   await page.waitForURL(/\/admin\/bookings/);
 
   await shoot('bookings', '/admin/bookings');
+  await shoot('bookings-search', `/admin/bookings?q=${encodeURIComponent('30 123')}&when=all`);
   await shoot('calendar', `/admin/schedules/1/calendar?week=${days[0]}`);
   await shoot('schedules', '/admin/schedules');
   await shoot('schedule-edit', '/admin/schedules/1');
