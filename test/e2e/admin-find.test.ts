@@ -151,7 +151,7 @@ describeEachDatabase('find and export in chromium (issue 11)', (dialect) => {
       await page.getByRole('button', { name: 'Show' }).click();
       await page.waitForURL(/q=turing/);
       assert.deepEqual(await customersListed(page), ['Alan Turing']);
-      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      const width = Number(await page.evaluate('document.scrollingElement.scrollWidth'));
       assert.ok(width <= 390, `the page scrolls sideways: ${width}px`);
       await page.close();
     });
