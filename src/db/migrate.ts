@@ -9,7 +9,7 @@ import { idempotencyKeys } from './migrations/006-idempotency-keys.js';
 import { adminSafety } from './migrations/007-admin-safety.js';
 import { webhooks } from './migrations/008-webhooks.js';
 import { bookingChanges } from './migrations/009-booking-changes.js';
-import { bookingsStartIndex } from './migrations/012-bookings-start-index.js';
+import { findAndClosures } from './migrations/012-find-and-closures.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -22,7 +22,7 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '007-admin-safety': adminSafety(db.dialect),
     '008-webhooks': webhooks(db.dialect),
     '009-booking-changes': bookingChanges(),
-    '012-bookings-start-index': bookingsStartIndex(),
+    '012-find-and-closures': findAndClosures(db.dialect),
   };
 }
 

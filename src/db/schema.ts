@@ -100,6 +100,15 @@ export interface BookingsTable {
   changed_in: Generated<number>;
 }
 
+/** practice-wide closed days (holidays): local dates 'YYYY-MM-DD', first to last inclusive */
+export interface ClosuresTable {
+  id: Generated<number>;
+  first_day: string;
+  last_day: string;
+  label: string;
+  created_at: number;
+}
+
 export interface OutboxTable {
   id: Generated<number>;
   booking_id: number | null;
@@ -202,6 +211,7 @@ export interface Database {
   reasons: ReasonsTable;
   form_fields: FormFieldsTable;
   customers: CustomersTable;
+  closures: ClosuresTable;
   bookings: BookingsTable;
   outbox: OutboxTable;
   sign_in_failures: SignInFailuresTable;
