@@ -1,7 +1,8 @@
 // "Find and export" (issue 11) walked in chromium against a real server on a real port, on SQLite and
 // PostgreSQL: search the Bookings page by a phone number typed with spaces, narrow by status, and download
 // "Export CSV" of what the list shows, read back with a strict RFC 4180 reader; then the same search on a
-// phone-sized viewport and without JavaScript (a plain GET form).
+// phone-sized viewport and without JavaScript (a plain GET form). Then a practice-wide closure added on the
+// Closures page: the API's /days skips the day, the bookings inside are listed; removal after a confirmation.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -30,7 +31,7 @@ async function signIn(page: Page, base: string): Promise<void> {
 
 const customersListed = (page: Page) => page.locator('table.bookings tbody tr td:nth-child(4)').allTextContents();
 
-describeEachDatabase('find and export in chromium (issue 11)', (dialect) => {
+describeEachDatabase('find, export and closures in chromium (issue 11)', (dialect) => {
   describe('find and export', { skip: BROWSER_SKIP }, () => {
     let server: RunningServer;
     let database: TestDatabase;
@@ -38,6 +39,9 @@ describeEachDatabase('find and export in chromium (issue 11)', (dialect) => {
     let browser: Browser;
     let noScript: Browser;
     let base: string;
+    let token: string;
+    let scheduleId: number;
+    let reasonId: number;
 
     before(async () => {
       database = await freshDatabase(dialect);
@@ -45,7 +49,13 @@ describeEachDatabase('find and export in chromium (issue 11)', (dialect) => {
       await migrate(db);
       await setup(
         db,
-        { timezone: 'Europe/Berlin', adminEmail: OWNER.email, adminPassword: OWNER.password, name: 'Find practice', notifyEmail: 'desk@example.com' },
+        {
+          timezone: 'Europe/Berlin',
+          adminEmail: OWNER.email,
+          adminPassword: OWNER.password,
+          name: 'Find practice',
+          notifyEmail: 'desk@example.com',
+        },
         Date.now(),
       );
       const schedule = (
@@ -72,7 +82,9 @@ describeEachDatabase('find and export in chromium (issue 11)', (dialect) => {
         )
       ).schedules[0]!;
       await setApiEnabled(db, true);
-      const token = await generateToken(db);
+      token = await generateToken(db);
+      scheduleId = schedule.id;
+      reasonId = schedule.reasons[0]!.id;
       server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
       base = server.url;
       const day = localDateFromToday(2);
@@ -132,7 +144,7 @@ describeEachDatabase('find and export in chromium (issue 11)', (dialect) => {
       await page.getByRole('link', { name: 'Export CSV' }).click();
       const download = await downloading;
       assert.match(download.suggestedFilename(), /^bookings-\d{4}-\d{2}-\d{2}\.csv$/);
-      const rows = parseCsv(readFileSync((await download.path()), 'utf8'));
+      const rows = parseCsv(readFileSync(await download.path(), 'utf8'));
       assert.equal(rows.length, 2);
       const record = Object.fromEntries(rows[0]!.map((h, i) => [h, rows[1]![i]]));
       assert.equal(record.customer, 'Grace Hopper');
@@ -153,6 +165,36 @@ describeEachDatabase('find and export in chromium (issue 11)', (dialect) => {
       assert.deepEqual(await customersListed(page), ['Alan Turing']);
       const width = Number(await page.evaluate('document.scrollingElement.scrollWidth'));
       assert.ok(width <= 390, `the page scrolls sideways: ${width}px`);
+      await page.close();
+    });
+
+    test('add a closure: the API skips the day and the booking inside is listed; remove it after a confirmation', async () => {
+      const apiDays = async () =>
+        (
+          (await (
+            await fetch(`${base}/api/days?schedule=${scheduleId}&reason=${reasonId}`, { headers: { authorization: `Bearer ${token}` } })
+          ).json()) as { data: string[] }
+        ).data;
+      const day = localDateFromToday(2);
+      assert.ok((await apiDays()).includes(day));
+      const page = await browser.context.newPage();
+      page.setDefaultTimeout(10_000);
+      // signed in by the first test (same browser profile)
+      await page.goto(`${base}/admin/bookings`);
+      await page.getByRole('link', { name: 'Closures' }).click();
+      await page.getByLabel('First day').fill(day);
+      await page.getByLabel('Label').fill('Team training');
+      await page.getByRole('button', { name: 'Add closure' }).click();
+      await page.waitForURL(/saved=added/);
+      const text = (await page.locator('main').textContent()) ?? '';
+      assert.match(text, /Closure added/);
+      assert.match(text, /3 bookings are inside this closure/);
+      assert.ok(!(await apiDays()).includes(day), 'the API skips the closed day');
+
+      await page.getByRole('link', { name: 'Remove…' }).click();
+      await page.getByRole('button', { name: 'Confirm removal' }).click();
+      await page.waitForURL(/saved=removed/);
+      assert.ok((await apiDays()).includes(day), 'the day is open again');
       await page.close();
     });
   });
