@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
 import { parseCsv } from '../support/csv.js';
+import { signedInAdmin, type AdminClient } from '../support/admin-http.js';
 import { cancelBooking } from '../../src/app/bookings.js';
 
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin
@@ -23,11 +24,11 @@ const FORM = {
 describeEachDatabase('admin: find and export bookings', (dialect) => {
   let inst: TestInstallation;
   let base: string;
-  let cookie = '';
+  let admin: AdminClient;
   let clinic: number, group: number;
   const ids: Record<string, string> = {};
 
-  const get = (path: string) => fetch(`${base}${path}`, { headers: { cookie }, redirect: 'manual' });
+  const get = (path: string) => admin.get(path);
   const listed = async (path: string) => {
     const res = await get(path);
     const body = await res.text();
@@ -95,21 +96,7 @@ describeEachDatabase('admin: find and export bookings', (dialect) => {
 
     await inst.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(inst.app.server.address() as AddressInfo).port}`;
-    const signInPage = await fetch(`${base}/admin/signin`);
-    const jar = new Map(signInPage.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await signInPage.text())![1]!;
-    const signedIn = await fetch(`${base}/admin/signin`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
-      body: new URLSearchParams({ _csrf: csrf, email: 'admin@example.com', password: 'correct horse battery' }).toString(),
-    });
-    assert.equal(signedIn.status, 303);
-    for (const c of signedIn.headers.getSetCookie()) {
-      const [k, v] = c.split(';')[0]!.split('=') as [string, string];
-      jar.set(k, v);
-    }
-    cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    admin = await signedInAdmin(base);
   });
   after(() => inst.close());
 
