@@ -77,6 +77,7 @@ try {
   await page.waitForURL(/\/admin\/bookings/);
 
   await shoot('bookings', '/admin/bookings');
+  await shoot('bookings-search', `/admin/bookings?q=${encodeURIComponent('30 123')}&when=all`);
   await shoot('calendar', `/admin/schedules/1/calendar?week=${days[0]}`);
   await shoot('schedules', '/admin/schedules');
   await shoot('schedule-edit', '/admin/schedules/1');
@@ -126,6 +127,14 @@ try {
   await page.screenshot({ path: join(out, 'token.png'), fullPage: true });
   console.log("docs/screenshots/token.png  <- a freshly generated token (this throwaway installation's)");
   await shoot('customers', '/admin/customers');
+  // a closure over a booked day: the warning lists the bookings inside it
+  await page.goto(`${server.url}/admin/closures`);
+  await page.getByLabel('First day').fill(days[0]!);
+  await page.getByLabel('Label').fill('Staff training');
+  await page.getByRole('button', { name: 'Add closure' }).click();
+  await page.waitForURL(/saved=added/);
+  await page.screenshot({ path: join(out, 'closures.png'), fullPage: true });
+  console.log('docs/screenshots/closures.png  <- a closure over a booked day');
   await shoot('mail', '/admin/mail');
   await shoot('bookings-phone', '/admin/bookings', { width: 390 });
   await shoot('book-phone', `/admin/schedules/1/book?reason=1&day=${days[1]}`, { width: 390 });

@@ -1,9 +1,19 @@
 // What the admin area reads about bookings and customers. Writes go through src/app/bookings.ts
 // (createBooking with source 'admin', cancelBooking): the same rules and transaction as the API.
 import type { Db } from '../db/connect.js';
-import { findBookingDetails, listBookingDetails, type BookingDetails, type BookingFilter } from '../db/repos/booking.repository.js';
+import {
+  countBookingDetails,
+  findBookingDetails,
+  listBookingDetails,
+  type BookingDetails,
+  type BookingFilter,
+} from '../db/repos/booking.repository.js';
 import { findCustomerRecord, listCustomerRecords, type CustomerRecord } from '../db/repos/customer.repository.js';
 import { personName } from '../core/text.js';
+import { csvDocument } from '../core/csv.js';
+import type { Answer } from '../core/forms/form-fields.js';
+
+export type { BookingFilter };
 
 export interface BookingRow extends BookingDetails {
   /** first and last name, as the list shows it */
@@ -14,6 +24,51 @@ const bookingRow = (b: BookingDetails): BookingRow => ({ ...b, customerName: per
 
 export async function listBookings(db: Db, filter: BookingFilter, now: number): Promise<BookingRow[]> {
   return (await listBookingDetails(db.kysely, filter, now)).map(bookingRow);
+}
+
+/** One page of the matching bookings and how many match in all. */
+export async function listBookingsPage(
+  db: Db,
+  filter: BookingFilter,
+  page: { number: number; size: number },
+  now: number,
+): Promise<{ rows: BookingRow[]; total: number }> {
+  const [rows, total] = await Promise.all([
+    listBookings(db, { ...filter, limit: page.size, offset: (page.number - 1) * page.size }, now),
+    countBookingDetails(db.kysely, filter, now),
+  ]);
+  return { rows, total };
+}
+
+const csvAnswer = (value: Answer | undefined) => (value === undefined ? '' : value === true ? 'yes' : value === false ? 'no' : value);
+
+/**
+ * Every booking matching the filter as CSV (docs/admin.md, "Find and export"): one row per booking, times in
+ * the installation's local time, then one column per form answer (`answer:NAME`, in order of first
+ * appearance), so the columns of different schedules' forms sit side by side and a spreadsheet can filter
+ * on them.
+ */
+export async function bookingsCsv(db: Db, filter: BookingFilter, localTime: (instant: number) => string, now: number): Promise<string> {
+  const rows = await listBookings(db, { ...filter, limit: null, offset: 0 }, now);
+  const answerNames = [...new Set(rows.flatMap((b) => Object.keys(b.answers)))];
+  const header = ['id', 'reference', 'schedule', 'reason', 'start', 'end', 'status', 'source', 'customer', 'email', 'phone'];
+  return csvDocument([
+    [...header, ...answerNames.map((n) => `answer:${n}`)],
+    ...rows.map((b) => [
+      String(b.id),
+      b.detailsId,
+      b.scheduleName,
+      b.reasonName,
+      localTime(b.start),
+      localTime(b.end),
+      b.status,
+      b.source,
+      b.customerName,
+      b.customerEmail ?? '',
+      b.customerPhone,
+      ...answerNames.map((n) => csvAnswer(b.answers[n])),
+    ]),
+  ]);
 }
 
 export async function findBooking(db: Db, detailsId: string): Promise<BookingRow | null> {

@@ -8,6 +8,7 @@ import { loadSettings } from '../db/repos/installation.repository.js';
 import { loadSchedules } from '../db/repos/schedule.repository.js';
 import { loadSubscriptions } from '../db/repos/webhook.repository.js';
 import type { WebhookEvent } from '../core/webhooks.js';
+import { loadClosures, type Closure } from '../db/repos/closure.repository.js';
 import type { InstallationSettings } from '../core/settings.js';
 import type { ScheduleRules, StoredReason, StoredSchedule } from '../core/schedules/schedule.js';
 import { parseDate } from '../core/time/calendar.js';
@@ -30,7 +31,19 @@ export interface Snapshot {
   readonly webhooks: ReadonlyMap<WebhookEvent, readonly number[]>;
 }
 
-function viewOf(s: StoredSchedule): ScheduleView {
+/** The local days of every practice-wide closure: one set shared by every schedule's rules. */
+export function closedDaysOf(closures: readonly Closure[]): ReadonlySet<number> {
+  const days = new Set<number>();
+  for (const c of closures) {
+    const first = parseDate(c.firstDay);
+    const last = parseDate(c.lastDay);
+    if (first === null || last === null) continue;
+    for (let day = first; day <= last; day++) days.add(day);
+  }
+  return days;
+}
+
+function viewOf(s: StoredSchedule, closedDays: ReadonlySet<number>): ScheduleView {
   return {
     id: s.id,
     name: s.name,
@@ -38,6 +51,7 @@ function viewOf(s: StoredSchedule): ScheduleView {
       ...s.settings,
       weeklyHours: s.weeklyHours,
       exceptions: new Map(s.exceptions.map((e) => [parseDate(e.date)!, e.hours])),
+      closedDays,
     },
     reasons: new Map(s.reasons.map((r) => [r.id, r])),
     form: s.form,
@@ -68,16 +82,18 @@ export class SnapshotCache {
   }
 
   private async load(version: number): Promise<Snapshot> {
-    const [settings, schedules, webhooks] = await Promise.all([
+    const [settings, schedules, webhooks, closures] = await Promise.all([
       loadSettings(this.db.kysely),
       loadSchedules(this.db.kysely),
       loadSubscriptions(this.db.kysely),
+      loadClosures(this.db.kysely),
     ]);
+    const closedDays = closedDaysOf(closures);
     const snapshot: Snapshot = {
       version,
       settings,
       zone: settings.timezone ? TimeZone.find(settings.timezone) : null,
-      schedules: new Map(schedules.map((s) => [s.id, viewOf(s)])),
+      schedules: new Map(schedules.map((s) => [s.id, viewOf(s, closedDays)])),
       webhooks,
     };
     this.snapshot = snapshot;

@@ -110,6 +110,15 @@ export interface BookingsTable {
   staff_overrides: string | null;
 }
 
+/** practice-wide closed days (holidays): local dates 'YYYY-MM-DD', first to last inclusive */
+export interface ClosuresTable {
+  id: Generated<number>;
+  first_day: string;
+  last_day: string;
+  label: string;
+  created_at: number;
+}
+
 export interface OutboxTable {
   id: Generated<number>;
   booking_id: number | null;
@@ -212,6 +221,7 @@ export interface Database {
   reasons: ReasonsTable;
   form_fields: FormFieldsTable;
   customers: CustomersTable;
+  closures: ClosuresTable;
   bookings: BookingsTable;
   outbox: OutboxTable;
   sign_in_failures: SignInFailuresTable;

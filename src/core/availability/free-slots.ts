@@ -103,8 +103,9 @@ class Occupancy {
   }
 }
 
-/** A local day's opening hours: its exception if it has one, else its weekday's hours. */
+/** A local day's opening hours: none on a practice-wide closure, else its exception if it has one, else its weekday's hours. */
 export function openingIntervals(rules: ScheduleRules, day: number): readonly Interval[] {
+  if (rules.closedDays?.has(day)) return [];
   return rules.exceptions.get(day) ?? rules.weeklyHours[weekdayOf(day)] ?? [];
 }
 

@@ -66,4 +66,6 @@ export interface ScheduleRules extends ScheduleSettings {
   readonly weeklyHours: WeeklyHours;
   /** local day (days since epoch) -> that day's own intervals; an empty list closes the day */
   readonly exceptions: ReadonlyMap<number, readonly Interval[]>;
+  /** local days the whole practice is closed (docs/admin.md, "Closures"): closed even where an exception opens them */
+  readonly closedDays?: ReadonlySet<number>;
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../schema.js';
 import type { BookedTime } from '../../core/availability/free-slots.js';
 import type { Answer } from '../../core/forms/form-fields.js';
@@ -124,35 +124,39 @@ export interface BookingDetails {
   answers: Record<string, Answer>;
 }
 
-function bookingDetailsQuery(db: Q) {
-  return db
+const joinedBookings = (db: Q) =>
+  db
     .selectFrom('bookings')
     .innerJoin('schedules', 'schedules.id', 'bookings.schedule_id')
     .innerJoin('reasons', 'reasons.id', 'bookings.reason_id')
-    .innerJoin('customers', 'customers.id', 'bookings.customer_id')
-    .select([
-      'bookings.id',
-      'bookings.details_id',
-      'bookings.schedule_id',
-      'schedules.name as schedule_name',
-      'bookings.reason_id',
-      'reasons.name as reason_name',
-      'reasons.duration_minutes',
-      'bookings.customer_id',
-      'customers.first_name',
-      'customers.last_name',
-      'customers.email',
-      'customers.phone',
-      'bookings.start_at',
-      'bookings.end_at',
-      'bookings.status',
-      'bookings.source',
-      'bookings.created_at',
-      'bookings.cancelled_at',
-      'bookings.updated_at',
-      'bookings.staff_overrides',
-      'bookings.answers',
-    ]);
+    .innerJoin('customers', 'customers.id', 'bookings.customer_id');
+
+type Joined<O> = SelectQueryBuilder<Database, 'bookings' | 'schedules' | 'reasons' | 'customers', O>;
+
+function bookingDetailsQuery(db: Q) {
+  return joinedBookings(db).select([
+    'bookings.id',
+    'bookings.details_id',
+    'bookings.schedule_id',
+    'schedules.name as schedule_name',
+    'bookings.reason_id',
+    'reasons.name as reason_name',
+    'reasons.duration_minutes',
+    'bookings.customer_id',
+    'customers.first_name',
+    'customers.last_name',
+    'customers.email',
+    'customers.phone',
+    'bookings.start_at',
+    'bookings.end_at',
+    'bookings.status',
+    'bookings.source',
+    'bookings.created_at',
+    'bookings.cancelled_at',
+    'bookings.updated_at',
+    'bookings.staff_overrides',
+    'bookings.answers',
+  ]);
 }
 
 type BookingDetailsRow = Awaited<ReturnType<ReturnType<typeof bookingDetailsQuery>['execute']>>[number];
@@ -191,25 +195,77 @@ export interface BookingFilter {
   /** instants: start in [from, to) */
   from?: number | null;
   to?: number | null;
+  /** only this status; when absent, booked ones, or any with includeCancelled */
+  status?: BookingStatus | null;
   includeCancelled?: boolean;
-  limit?: number;
+  /** the customer's name, e-mail or phone contains it, in any case; phone numbers compared by digits (phoneDigits) */
+  text?: string | null;
+  /** null: every matching row (the export) */
+  limit?: number | null;
+  offset?: number;
+}
+
+// The characters people put between a phone number's digits. Stripped in SQL with nested replace(), which both
+// engines have (SQLite has no regexp_replace), so `01632 960 777` and `(01632) 960-777` compare as 01632960777.
+const PHONE_PUNCTUATION = [' ', '-', '(', ')', '.', '/', '+'];
+
+/** The digits of a search term that looks like a phone number (at least 3 digits, nothing but digits and punctuation), else null. */
+export function phoneDigits(term: string): string | null {
+  const digits = term.replace(/\D/g, '');
+  return digits.length >= 3 && /^[\d\s\-()./+]+$/.test(term) ? digits : null;
+}
+
+const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function filtered<O>(q: Joined<O>, filter: BookingFilter, now: number): Joined<O> {
+  let r = q;
+  const when = filter.when ?? 'all';
+  if (when === 'upcoming') r = r.where('bookings.end_at', '>', now);
+  if (when === 'past') r = r.where('bookings.end_at', '<=', now);
+  if (filter.scheduleId) r = r.where('bookings.schedule_id', '=', filter.scheduleId);
+  if (filter.customerId) r = r.where('bookings.customer_id', '=', filter.customerId);
+  if (filter.from != null) r = r.where('bookings.start_at', '>=', filter.from);
+  if (filter.to != null) r = r.where('bookings.start_at', '<', filter.to);
+  if (filter.status) r = r.where('bookings.status', '=', filter.status);
+  else if (!filter.includeCancelled) r = r.where('bookings.status', '=', 'booked');
+  const term = filter.text?.trim().toLowerCase() ?? '';
+  if (term) {
+    // lower() on both sides: PostgreSQL's LIKE is case-sensitive, SQLite's is case-insensitive for ASCII only
+    const pattern = likePattern(term);
+    const like = (expression: RawBuilder<unknown>) => sql<boolean>`lower(${expression}) like ${pattern} escape '\\'`;
+    const digits = phoneDigits(term);
+    const phoneOnlyDigits = PHONE_PUNCTUATION.reduce<RawBuilder<unknown>>(
+      (e, c) => sql`replace(${e}, ${sql.lit(c)}, '')`,
+      sql`customers.phone`,
+    );
+    r = r.where((eb) =>
+      eb.or([
+        like(sql`customers.first_name || ' ' || customers.last_name`),
+        like(sql`customers.last_name || ' ' || customers.first_name`),
+        like(sql`coalesce(customers.email, '')`),
+        like(sql`customers.phone`),
+        ...(digits ? [sql<boolean>`${phoneOnlyDigits} like ${likePattern(digits)} escape '\\'`] : []),
+      ]),
+    );
+  }
+  return r;
 }
 
 export async function listBookingDetails(db: Q, filter: BookingFilter, now: number): Promise<BookingDetails[]> {
-  let q = bookingDetailsQuery(db);
   const when = filter.when ?? 'all';
-  if (when === 'upcoming') q = q.where('bookings.end_at', '>', now);
-  if (when === 'past') q = q.where('bookings.end_at', '<=', now);
-  if (filter.scheduleId) q = q.where('bookings.schedule_id', '=', filter.scheduleId);
-  if (filter.customerId) q = q.where('bookings.customer_id', '=', filter.customerId);
-  if (filter.from != null) q = q.where('bookings.start_at', '>=', filter.from);
-  if (filter.to != null) q = q.where('bookings.start_at', '<', filter.to);
-  if (!filter.includeCancelled) q = q.where('bookings.status', '=', 'booked');
-  q = q
+  let q = filtered(bookingDetailsQuery(db), filter, now)
     .orderBy('bookings.start_at', when === 'past' ? 'desc' : 'asc')
-    .orderBy('bookings.id')
-    .limit(filter.limit ?? 500);
+    .orderBy('bookings.id');
+  const limit = filter.limit === undefined ? 500 : filter.limit;
+  if (limit !== null) q = q.limit(limit);
+  if (filter.offset) q = q.offset(filter.offset);
   return (await q.execute()).map(bookingDetailsOf);
+}
+
+/** How many bookings match (limit and offset ignored): the list's page count. */
+export async function countBookingDetails(db: Q, filter: BookingFilter, now: number): Promise<number> {
+  const row = await filtered(joinedBookings(db).select(sql<string | number>`count(*)`.as('n')), filter, now).executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function findBookingDetails(db: Q, key: { id: number } | { detailsId: string }): Promise<BookingDetails | null> {

@@ -3,7 +3,16 @@
 // through src/app/bookings.ts: the same rules and the same transaction as the API.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput, NotFound } from '../../core/errors.js';
-import { listBookings, findBooking, findCustomer, listCustomers, type BookingRow } from '../../app/admin-bookings.js';
+import {
+  listBookings,
+  listBookingsPage,
+  bookingsCsv,
+  findBooking,
+  findCustomer,
+  listCustomers,
+  type BookingFilter,
+  type BookingRow,
+} from '../../app/admin-bookings.js';
 import { STAFF_OVERRIDES, STAFF_OVERRIDE_LABELS, type StaffOverride } from '../../core/bookings.js';
 import { cancelBooking, createBooking, editBookingAnswers } from '../../app/bookings.js';
 import { listSlots, staffSlots } from '../../app/availability.js';
@@ -73,57 +82,131 @@ export async function bookingRoutes(app: FastifyInstance, deps: AdminDeps, fixed
   bookByHandRoutes(app, deps);
 }
 
+const PAGE_SIZE = 50;
+const STATUS_CHOICES: [string, string][] = [
+  ['booked', 'Booked'],
+  ['cancelled', 'Cancelled'],
+  ['any', 'Any status'],
+];
+
+interface ListQuery {
+  /** what the form shows back */
+  values: { q: string; when: string; schedule: string; status: string; from: string; to: string };
+  filter: BookingFilter;
+  page: number;
+  errors: Record<string, string>;
+}
+
+/**
+ * The Bookings page's filter from its address, shared by the list and "Export CSV" so the file holds exactly
+ * the rows the list shows (all pages). Dates are local dates of the installation: `to` includes its day.
+ */
+function listQuery(request: FastifyRequest, snapshot: Snapshot): ListQuery {
+  const q = query(request);
+  const when = q.when === 'past' || q.when === 'all' ? q.when : 'upcoming';
+  const scheduleId = idParam(q.schedule);
+  // `cancelled=on`: the earlier form's "Include cancelled" box, still honoured in saved links
+  const status = q.status === 'cancelled' || q.status === 'any' ? q.status : q.cancelled === 'on' ? 'any' : 'booked';
+  const from = q.from ? parseDate(q.from) : null;
+  const to = q.to ? parseDate(q.to) : null;
+  const text = (q.q ?? '').trim();
+  const errors: Record<string, string> = {};
+  if (q.from && from === null) errors.from = 'Not a date (YYYY-MM-DD).';
+  if (q.to && to === null) errors.to = 'Not a date (YYYY-MM-DD).';
+  if (from !== null && to !== null && to < from) errors.to = 'The end date is before the start date.';
+  if (text.length > 200) errors.q = 'Search for at most 200 characters.';
+  const page = Math.max(1, Math.min(1_000_000, Number.parseInt(q.page ?? '', 10) || 1));
+  return {
+    values: { q: text, when, schedule: scheduleId === null ? '' : String(scheduleId), status, from: q.from ?? '', to: q.to ?? '' },
+    filter: {
+      when,
+      scheduleId,
+      status: status === 'any' ? null : status,
+      includeCancelled: status === 'any',
+      text: errors.q ? null : text,
+      from: from === null ? null : dayStart(snapshot, from),
+      to: to === null ? null : dayStart(snapshot, to + 1),
+    },
+    page,
+    errors,
+  };
+}
+
+function listAddress(path: string, values: ListQuery['values'], page?: number): string {
+  const params = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== ''));
+  if (page && page > 1) params.set('page', String(page));
+  const search = params.toString();
+  return search ? `${path}?${search}` : path;
+}
+
 function bookingListRoute(app: FastifyInstance, { db, clock }: AdminDeps, fixedMail: FixedMailSettings): void {
   app.get('/bookings', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
-    const q = query(request);
-    const when = q.when === 'past' ? 'past' : 'upcoming';
-    const scheduleId = idParam(q.schedule);
-    const from = q.from ? parseDate(q.from) : null;
-    const to = q.to ? parseDate(q.to) : null;
-    const errors: Record<string, string> = {};
-    if (q.from && from === null) errors.from = 'Not a date (YYYY-MM-DD).';
-    if (q.to && to === null) errors.to = 'Not a date (YYYY-MM-DD).';
-    const includeCancelled = q.cancelled === 'on';
-    const rows = await listBookings(
-      db,
-      {
-        when,
-        scheduleId,
-        includeCancelled,
-        from: from === null ? null : dayStart(snapshot, from),
-        to: to === null ? null : dayStart(snapshot, to + 1),
-      },
-      clock(),
-    );
+    const { values, filter, page: pageNumber, errors } = listQuery(request, snapshot);
+    const valid = Object.keys(errors).length === 0;
+    const { rows, total } = valid
+      ? await listBookingsPage(db, filter, { number: pageNumber, size: PAGE_SIZE }, clock())
+      : { rows: [], total: 0 };
+    const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
     const schedules = await listSchedules(db);
+    const first = total === 0 ? 0 : (pageNumber - 1) * PAGE_SIZE + 1;
     return sendPage(
       reply,
       page(
         ctx,
         'Bookings',
         html`${await mailWarning(db, snapshot, fixedMail)}
-<form method="get" action="/admin/bookings" class="card row">
+<form method="get" action="/admin/bookings" class="card row" role="search">
+${input('Customer', 'q', values.q, errors, { type: 'search', hint: 'Name, e-mail or phone (digits compared: 01632 960 777 finds 01632960777)' })}
 ${select(
   'Show',
   'when',
-  when,
+  values.when,
   [
     ['upcoming', 'Upcoming'],
     ['past', 'Past'],
+    ['all', 'Any time'],
   ],
   {},
 )}
-${select('Schedule', 'schedule', scheduleId === null ? '' : String(scheduleId), [['', 'All schedules'], ...schedules.map((s): [string, string] => [String(s.id), s.name])], {})}
-${input('From', 'from', q.from ?? '', errors, { type: 'date' })}
-${input('To', 'to', q.to ?? '', errors, { type: 'date' })}
-${checkbox('Include cancelled', 'cancelled', includeCancelled)}
+${select('Schedule', 'schedule', values.schedule, [['', 'All schedules'], ...schedules.map((s): [string, string] => [String(s.id), s.name])], {})}
+${select('Status', 'status', values.status, STATUS_CHOICES, {})}
+${input('From', 'from', values.from, errors, { type: 'date' })}
+${input('To', 'to', values.to, errors, { type: 'date' })}
 <button>Show</button></form>
 <p>${schedules.filter((s) => !s.retiredAt).map((s) => html`<a class="button secondary" href="/admin/schedules/${s.id}/book">Book by hand: ${s.name}</a> `)}</p>
-${bookingTable(snapshot, rows)}`,
+${
+  valid
+    ? html`<p id="booking-count">${total === 0 ? 'No bookings match.' : `${first}–${first + rows.length - 1} of ${total} booking${total === 1 ? '' : 's'}`}
+${total > 0 ? html` · <a class="button secondary" href="${listAddress('/admin/bookings.csv', values)}" download>Export CSV</a>` : ''}</p>
+${rows.length ? bookingTable(snapshot, rows) : ''}
+${
+  pages > 1
+    ? html`<nav class="pages" aria-label="Pages">${pageNumber > 1 ? html`<a href="${listAddress('/admin/bookings', values, pageNumber - 1)}" rel="prev">← Previous</a> ` : ''}
+<span>Page ${pageNumber} of ${pages}</span>${pageNumber < pages ? html` <a href="${listAddress('/admin/bookings', values, pageNumber + 1)}" rel="next">Next →</a>` : ''}</nav>`
+    : ''
+}`
+    : ''
+}`,
+        { errors, labels: { q: 'Customer', from: 'From', to: 'To' } },
       ),
-      Object.keys(errors).length ? 400 : 200,
+      valid ? 200 : 400,
     );
+  });
+
+  // every matching booking, not one page: what the office takes into a spreadsheet
+  app.get('/bookings.csv', async (request, reply) => {
+    const { snapshot } = state(request);
+    const { filter, errors } = listQuery(request, snapshot);
+    if (Object.keys(errors).length) throw new InvalidInput(Object.values(errors).join(' '));
+    const now = clock();
+    const csv = await bookingsCsv(db, filter, (instant) => localTime(snapshot, instant), now);
+    const name = `bookings-${localTime(snapshot, now).slice(0, 10)}.csv`;
+    return reply
+      .type('text/csv; charset=utf-8; header=present')
+      .header('content-disposition', `attachment; filename="${name}"`)
+      .header('cache-control', 'no-store')
+      .send(csv);
   });
 }
 

@@ -18,6 +18,7 @@ const NAV: [string, string][] = [
   ['/admin/bookings', 'Bookings'],
   ['/admin/schedules', 'Schedules'],
   ['/admin/customers', 'Customers'],
+  ['/admin/closures', 'Closures'],
   ['/admin/mail', 'E-mail'],
   ['/admin/webhooks', 'Webhooks'],
   ['/admin/settings', 'Configuration'],

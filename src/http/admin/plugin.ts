@@ -20,6 +20,7 @@ import { bookingRoutes } from './bookings.js';
 import { customerRoutes } from './customers.js';
 import { mailRoutes, type FixedMailSettings } from './mail.js';
 import { webhookRoutes } from './webhooks.js';
+import { closureRoutes } from './closures.js';
 
 export interface AdminPluginOptions extends AdminDeps {
   throttle?: SignInThrottle;
@@ -56,4 +57,5 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   await customerRoutes(app, deps);
   await mailRoutes(app, deps, options.fixedMail ?? { smtpUrl: null, mailFrom: null });
   await webhookRoutes(app, deps);
+  closureRoutes(app, deps);
 }
