@@ -1,7 +1,16 @@
 // The notification e-mails a booking sends (queued in the outbox with the booking, rendered and sent later).
 import { isEmailAddress } from './forms/form-fields.js';
 
-export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation';
+export type MessageKind =
+  | 'booking_confirmation'
+  | 'booking_notification'
+  | 'booking_cancellation'
+  /** to the customer: their move through the manage link, with the updated .ics */
+  | 'booking_moved'
+  /** to the office: the customer cancelled through the manage link */
+  | 'customer_cancelled_notice'
+  /** to the office: the customer moved the appointment through the manage link */
+  | 'customer_moved_notice';
 
 /**
  * Where a message is in its delivery: due (queued, retrying), claimed by a worker (sending), or done (sent;
@@ -30,7 +39,10 @@ export interface BookingMoment {
  * - confirmation (to the customer): only while the booking stands and has not started;
  * - cancellation (to the customer): only while the appointment's start is still ahead;
  * - notification (to the office): only while the booking stands and the appointment has not ended (the
- *   office's own record; the booking list keeps every booking anyway).
+ *   office's own record; the booking list keeps every booking anyway);
+ * - moved (to the customer): as a confirmation: a later move or a cancellation sends its own message;
+ * - the office's notices of the customer's cancellation or move: while the appointment (as it is now) has
+ *   not ended, as the notification (the moved notice only while the booking stands).
  */
 export function staleMessageReason(kind: MessageKind, booking: BookingMoment, now: number): string | null {
   switch (kind) {
@@ -44,6 +56,17 @@ export function staleMessageReason(kind: MessageKind, booking: BookingMoment, no
     case 'booking_notification':
       if (booking.cancelled) return 'the booking was cancelled before the notification went out';
       if (booking.end <= now) return 'the appointment was over before the notification went out';
+      return null;
+    case 'booking_moved':
+      if (booking.cancelled) return 'the booking was cancelled before the confirmation of its move went out';
+      if (booking.start <= now) return 'the appointment had begun before the confirmation of its move went out';
+      return null;
+    case 'customer_cancelled_notice':
+      if (booking.end <= now) return "the appointment's time was over before the notice went out";
+      return null;
+    case 'customer_moved_notice':
+      if (booking.cancelled) return 'the booking was cancelled before the notice of its move went out';
+      if (booking.end <= now) return 'the appointment was over before the notice went out';
       return null;
   }
 }

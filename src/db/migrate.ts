@@ -9,6 +9,7 @@ import { idempotencyKeys } from './migrations/006-idempotency-keys.js';
 import { adminSafety } from './migrations/007-admin-safety.js';
 import { webhooks } from './migrations/008-webhooks.js';
 import { bookingChanges } from './migrations/009-booking-changes.js';
+import { manageLink } from './migrations/011-manage-link.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -21,6 +22,7 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '007-admin-safety': adminSafety(db.dialect),
     '008-webhooks': webhooks(db.dialect),
     '009-booking-changes': bookingChanges(),
+    '011-manage-link': manageLink(db.dialect),
   };
 }
 
