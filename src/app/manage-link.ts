@@ -23,6 +23,7 @@ import { MINUTE_MS, formatDate, formatLocalDateTime, parseDate } from '../core/t
 import type { Snapshot } from './snapshot.js';
 import { availabilityContext, freeSlotAt } from './availability.js';
 import { queueBookingEvent } from './webhooks.js';
+import { MemoryRateLimitStore, checkRate, type RateDecision, type RateLimitStore } from '../rate-limit/rate-limiter.js';
 
 const SECRET_KEY = 'manage.link_secret';
 /** 32 base64url characters: 192 bits of the HMAC */
@@ -224,4 +225,19 @@ export async function rescheduleBooking(
     await queueBookingEvent(trx, 'booking.rescheduled', current.id, now);
     return 'moved';
   });
+}
+
+/** The wall-clock texts the page shows, as the mails show them. */
+export { localTimes } from '../mail/templates.js';
+
+/**
+ * The manage page's limit per client address: in the API's store when it is shared (Redis, across
+ * instances), else in this process. Its keys have their own prefix, so they never count against a token.
+ */
+export function manageRateLimit(
+  store: RateLimitStore | undefined,
+  perMinute: number,
+): (address: string, now: number) => Promise<RateDecision> {
+  const counts = store ?? new MemoryRateLimitStore();
+  return (address, now) => checkRate(counts, `manage:${address}`, perMinute, now);
 }

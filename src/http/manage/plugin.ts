@@ -13,13 +13,13 @@ import {
   freeTimesToMove,
   InsideCutoff,
   isFormToken,
+  localTimes,
+  manageRateLimit,
   MAX_CANCEL_REASON,
   openManageLink,
   rescheduleBooking,
   type ManageView,
 } from '../../app/manage-link.js';
-import { localTimes } from '../../mail/templates.js';
-import { MemoryRateLimitStore, checkRate, type RateLimitStore } from '../../rate-limit/rate-limiter.js';
 import { InvalidInput, NotFound } from '../../core/errors.js';
 import { controlCharacterProblem } from '../../core/text.js';
 import { html, raw, type Markup } from '../admin/html.js';
@@ -29,7 +29,7 @@ export interface ManagePluginOptions {
   snapshots: SnapshotCache;
   clock: () => number;
   /** shared with the API when REDIS_URL is set, so the limit holds across instances */
-  rateLimits?: RateLimitStore;
+  rateLimits?: Parameters<typeof manageRateLimit>[0];
   /** requests per client address per minute; default MANAGE_RATE_LIMIT_PER_MINUTE */
   ratePerMinute?: number;
 }
@@ -98,13 +98,12 @@ function contact(practice: string, email: string): Markup {
 
 export async function managePlugin(app: FastifyInstance, options: ManagePluginOptions): Promise<void> {
   const { db, snapshots, clock } = options;
-  const store = options.rateLimits ?? new MemoryRateLimitStore();
-  const limit = options.ratePerMinute ?? MANAGE_RATE_LIMIT_PER_MINUTE;
+  const rate = manageRateLimit(options.rateLimits, options.ratePerMinute ?? MANAGE_RATE_LIMIT_PER_MINUTE);
   await app.register(formbody, { bodyLimit: 16 * 1024 });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.headers(SECURITY_HEADERS);
-    const decision = await checkRate(store, `manage:${request.ip}`, limit, clock());
+    const decision = await rate(request.ip, clock());
     if (!decision.allowed) {
       const practice = (await snapshots.current()).settings.name;
       return reply
