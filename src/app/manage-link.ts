@@ -12,7 +12,6 @@ import {
   findCancelCutoffMinutes,
   markBookingCancelled,
   moveBookingTo,
-  saveCancelCutoffMinutes,
   type BookingDetails,
 } from '../db/repos/booking.repository.js';
 import { findOrCreateSetting } from '../db/repos/installation.repository.js';
@@ -241,14 +240,4 @@ export function manageRateLimit(
 ): (address: string, now: number) => Promise<RateDecision> {
   const counts = store ?? new MemoryRateLimitStore();
   return (address, now) => checkRate(counts, `manage:${address}`, perMinute, now);
-}
-
-/** The longest cut-off: a month. */
-export const MAX_CANCEL_CUTOFF_MINUTES = 31 * 24 * 60;
-
-/** Sets a schedule's cut-off for changes through the manage link (admin area, CLI); 0: until the start. */
-export async function setCancelCutoff(db: Db, scheduleId: number, minutes: number): Promise<void> {
-  if (!Number.isInteger(minutes) || minutes < 0 || minutes > MAX_CANCEL_CUTOFF_MINUTES)
-    throw new InvalidInput(`must be an integer from 0 to ${MAX_CANCEL_CUTOFF_MINUTES}`, 'cancel_cutoff_minutes');
-  await db.write((trx) => saveCancelCutoffMinutes(trx, scheduleId, minutes));
 }

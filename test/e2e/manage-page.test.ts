@@ -70,7 +70,8 @@ describeEachDatabase('manage page in chromium on a phone', (dialect) => {
       return { detailsId, link: `${base}/manage/${await manageToken(inst.db, detailsId)}` };
     }
 
-    const noSidewaysScroll = () => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+    const noSidewaysScroll = async () =>
+      Boolean(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth'));
 
     test('move, then cancel, then the link is not valid', async () => {
       const day = localDateFromToday(3);
@@ -83,10 +84,9 @@ describeEachDatabase('manage page in chromium on a phone', (dialect) => {
 
       // the keyboard reaches the first action first, and its focus is visible
       await page.keyboard.press('Tab');
-      const focused = await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement;
-        return { text: el.textContent, outline: getComputedStyle(el).outlineStyle };
-      });
+      const focused = await page.evaluate<{ text: string; outline: string }>(
+        '({ text: document.activeElement.textContent, outline: getComputedStyle(document.activeElement).outlineStyle })',
+      );
       assert.equal(focused.text, 'Move to another time');
       assert.notEqual(focused.outline, 'none');
 

@@ -9,7 +9,7 @@ import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/in
 import { buildApp } from '../../src/http/build-app.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { addWebhookEndpoint } from '../../src/app/webhooks.js';
-import { setCancelCutoff } from '../../src/app/manage-link.js';
+import { getSchedule, updateSchedule } from '../../src/app/admin-schedules.js';
 import { findBookingDetails } from '../../src/db/repos/booking.repository.js';
 import { TestSmtpServer, parseIcs, parseMime, partOf, until, type ReceivedMail } from './mail-support.js';
 
@@ -266,7 +266,12 @@ describeEachDatabase('manage link', (dialect) => {
   test('the cut-off: inside it the page says "please call" and refuses changes; after the start the link is not valid', async () => {
     const { path, detailsId } = await bookAndFollowMail('2026-06-02 11:00:00', 'cutoff@example.com');
     const form = formTokenOf(await (await get(`${path}/cancel`)).text());
-    await setCancelCutoff(inst.db, schedule, 48 * 60);
+    // as the admin area's schedule page saves it
+    const setCutoff = async (minutes: number) => {
+      const stored = await getSchedule(inst.db, schedule);
+      await updateSchedule(inst.db, schedule, { ...stored, settings: { ...stored.settings, cancelCutoffMinutes: minutes } });
+    };
+    await setCutoff(48 * 60);
     try {
       const page = await (await get(path)).text();
       assert.match(page, /Please call the practice/);
@@ -275,7 +280,7 @@ describeEachDatabase('manage link', (dialect) => {
       assert.equal(refused.status, 303);
       assert.equal((await findBookingDetails(inst.db.kysely, { detailsId }))!.status, 'booked');
     } finally {
-      await setCancelCutoff(inst.db, schedule, 0);
+      await setCutoff(0);
     }
     assert.doesNotMatch(await (await get(path)).text(), /Please call the practice/);
     const saved = inst.clock.now;

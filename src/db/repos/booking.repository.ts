@@ -310,7 +310,3 @@ export async function findCancelCutoffMinutes(db: Q, scheduleId: number): Promis
   const row = await db.selectFrom('schedules').select('cancel_cutoff_minutes').where('id', '=', scheduleId).executeTakeFirst();
   return row ? Number(row.cancel_cutoff_minutes) : 0;
 }
-
-export async function saveCancelCutoffMinutes(trx: Q, scheduleId: number, minutes: number): Promise<void> {
-  await trx.updateTable('schedules').set({ cancel_cutoff_minutes: minutes }).where('id', '=', scheduleId).execute();
-}
