@@ -152,7 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: deps.db,
     snapshots,
     clock,
-    fixedMail: { smtpUrl: deps.smtpUrl ?? null, mailFrom: deps.mailFrom ?? null },
+    fixedMail: { smtpUrl: deps.smtpUrl ?? null, mailFrom: deps.mailFrom ?? null, publicUrl: deps.publicUrl ?? null },
   });
   // the customer's manage page: public, its own headers, forms and rate limit (encapsulated)
   await app.register(managePlugin, {
