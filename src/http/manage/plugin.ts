@@ -285,7 +285,8 @@ ${contact(settings.name, settings.notifyEmail)}`,
         return send(reply, 200, layout('Choose a time', settings.name, timesForm(view, settings, day, times, null, back)));
       }
       const days = await freeDaysToMove(db, snapshot, view.booking, clock());
-      const dayLabel = (d: string) => localTimes(settings.timezone, Date.parse(`${d}T12:00:00Z`), Date.parse(`${d}T12:00:00Z`)).date;
+      // a calendar date names itself: formatted in UTC, so no zone's offset can move it to another day
+      const dayLabel = (d: string) => localTimes('UTC', Date.parse(`${d}T12:00:00Z`), Date.parse(`${d}T12:00:00Z`)).date;
       return send(
         reply,
         200,
