@@ -37,6 +37,11 @@ export interface Config {
    * or CIDR ranges. Never "every hop": that would let a client write its own address (docs/security.md).
    */
   readonly trustProxy: TrustProxy;
+  /**
+   * PUBLIC_URL: the address customers reach this installation at (https://booking.example.com), for the
+   * manage link in their mail (docs/manage-link.md); null: mails carry no link.
+   */
+  readonly publicUrl: string | null;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -89,6 +94,21 @@ function smtpUrl(text: string | undefined): string | null {
   }
 }
 
+/** An http(s) origin, optionally with a path prefix; no query or fragment. Kept without a trailing slash. */
+export function publicUrl(text: string | undefined): string | null {
+  const value = (text ?? '').trim();
+  if (value === '') return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`PUBLIC_URL must be an http:// or https:// address, got ${JSON.stringify(text)}`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '' || url.username || url.password)
+    throw new Error(`PUBLIC_URL must be an http:// or https:// address without query, fragment or user, got ${JSON.stringify(text)}`);
+  return url.href.replace(/\/+$/, '');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze({
     databaseUrl: env.DATABASE_URL || 'sqlite:data/booking.db',
@@ -109,5 +129,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 2000, 0, 600_000),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxy(env.TRUST_PROXY),
+    publicUrl: publicUrl(env.PUBLIC_URL),
   });
 }

@@ -60,6 +60,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
     trustProxy: config.trustProxy,
     smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom,
+    publicUrl: config.publicUrl,
   });
   if (rateLimits) {
     rateLimits.attachLogger(app.log);
@@ -74,6 +75,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
     from: config.mailFrom,
     giveUpAfterMs: config.mailGiveUpAfterHours * 3_600_000,
     concurrency: config.mailConcurrency,
+    publicUrl: config.publicUrl,
     log: app.log.child({ component: 'outbox' }),
   });
   // webhook deliveries: the same outbox pattern, its own worker and claims (docs/webhooks.md)

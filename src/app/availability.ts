@@ -193,13 +193,19 @@ export async function listSlots(
  * The free time a slot string names, or NotFound (docs/decisions.md §5: taken, closed, past, off-grid,
  * nonexistent…). Uncached, from the bookings as `trx` sees them: the booking's own transaction re-checks here.
  */
-export async function freeSlotAt(trx: Db['kysely'], schedule: ScheduleView, ctx: AvailabilityContext, slotText: string): Promise<FreeSlot> {
+export async function freeSlotAt(
+  trx: Db['kysely'],
+  schedule: ScheduleView,
+  ctx: AvailabilityContext,
+  slotText: string,
+  exceptBookingId?: number,
+): Promise<FreeSlot> {
   const local = parseLocalDateTime(slotText);
   if (local === null || local.second !== 0) throw new NotFound('Time not available');
   const window = bookingWindow(ctx);
   if (local.day < window.firstDay || local.day > window.lastDay) throw new NotFound('Time not available');
   const { from, to } = relevantBookingStarts(ctx, local.day, local.day);
-  const bookings = await bookedTimes(trx, schedule.id, from, to);
+  const bookings = await bookedTimes(trx, schedule.id, from, to, exceptBookingId);
   const slot = findFreeSlot(ctx, local.day, local.minute, bookings);
   if (!slot) throw new NotFound('Time not available');
   return slot;

@@ -151,6 +151,10 @@ export async function createBooking(
         answers,
         overrides,
         updatedAt: null,
+        sequence: 0,
+        movedFrom: null,
+        cancelReason: null,
+        cancelledBy: null,
       };
       await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
     }

@@ -72,6 +72,8 @@ export interface OutboxWorkerOptions {
   concurrency?: number;
   /** at most this many due messages per claim, and never more than the free lanes; default `concurrency` */
   batchSize?: number;
+  /** PUBLIC_URL: the installation's public address, for the manage link in customer mail; null: mails carry none */
+  publicUrl?: string | null;
   /** first retry delay; doubles per attempt up to retryCapMs, with jitter */
   retryBaseMs?: number;
   retryCapMs?: number;
@@ -112,7 +114,8 @@ export function retryDelay(attempt: number, baseMs: number, capMs: number, rando
 }
 
 /** The options with every default filled in. */
-type ResolvedOptions = Required<Omit<OutboxWorkerOptions, 'from' | 'afterClaim'>> & Pick<OutboxWorkerOptions, 'from' | 'afterClaim'>;
+type ResolvedOptions = Required<Omit<OutboxWorkerOptions, 'from' | 'afterClaim' | 'publicUrl'>> &
+  Pick<OutboxWorkerOptions, 'from' | 'afterClaim' | 'publicUrl'>;
 
 /** Where this poll's messages go: the SMTP transport and the sender address saved in the admin area. */
 interface Sender {
@@ -228,10 +231,11 @@ class ClaimedSources {
   constructor(
     private readonly db: Db,
     private readonly rows: readonly ClaimedMessage[],
+    private readonly publicUrl: string | null,
   ) {}
 
   async of(row: ClaimedMessage): Promise<MessageSource | null> {
-    this.loading ??= loadMessageSources(this.db, this.rows);
+    this.loading ??= loadMessageSources(this.db, this.rows, this.publicUrl);
     return (await this.loading).get(row.id) ?? null;
   }
 }
@@ -302,7 +306,7 @@ class OutboxDelivery {
     if (rows.length === 0) return idle;
     this.backlog = rows.length === lanes;
     if (this.options.afterClaim) await this.options.afterClaim(rows);
-    const sources = new ClaimedSources(this.options.db, rows);
+    const sources = new ClaimedSources(this.options.db, rows, this.options.publicUrl ?? null);
     const sends = rows.map((row) => {
       const send = this.handle(row, sender, sources).finally(() => {
         this.inFlight.delete(send);

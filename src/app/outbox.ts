@@ -17,6 +17,7 @@ import {
   type MessageRecord,
   type OutboxRow,
 } from '../db/repos/outbox.repository.js';
+import { manageLinks, type ManageLinks } from './manage-link.js';
 import { renderMessage, type MessageSource, type RenderedMessage } from '../mail/templates.js';
 
 export interface OutboxMessage {
@@ -80,7 +81,7 @@ export function countMessages(db: Db): Promise<Record<MessageState, number>> {
   return countMessagesByState(db.kysely);
 }
 
-function messageSource({ kind, settings, booking, form }: MessageRecord): MessageSource {
+function messageSource({ kind, settings, booking, form }: MessageRecord, links: ManageLinks | null): MessageSource {
   const { answers } = booking;
   // the names this booking was made with; the customer record may have changed since
   const answered = (name: string, fallback: string) => {
@@ -97,7 +98,11 @@ function messageSource({ kind, settings, booking, form }: MessageRecord): Messag
       createdAt: booking.createdAt,
       cancelledAt: booking.cancelledAt,
       answers,
+      sequence: booking.sequence,
+      movedFrom: booking.movedFrom,
+      cancelReason: booking.cancelReason,
     },
+    manageUrl: links && booking.status === 'booked' ? links.urlFor(booking.detailsId) : null,
     scheduleName: booking.scheduleName,
     reason: { name: booking.reasonName, durationMinutes: booking.reasonDurationMinutes },
     form,
@@ -111,18 +116,24 @@ function messageSource({ kind, settings, booking, form }: MessageRecord): Messag
 }
 
 /** Everything the message is rendered from, read as it is now; null when its booking is gone. */
-export async function loadMessageSource(db: Db, row: Pick<OutboxRow, 'id' | 'booking_id' | 'kind'>): Promise<MessageSource | null> {
+export async function loadMessageSource(
+  db: Db,
+  row: Pick<OutboxRow, 'id' | 'booking_id' | 'kind'>,
+  publicUrl: string | null = null,
+): Promise<MessageSource | null> {
   const record = await loadMessageRecord(db.kysely, row);
-  return record ? messageSource(record) : null;
+  return record ? messageSource(record, await manageLinks(db, publicUrl)) : null;
 }
 
 /** The same for several messages, read together (a booking's messages share one read): outbox id -> source. */
 export async function loadMessageSources(
   db: Db,
   rows: readonly Pick<OutboxRow, 'id' | 'booking_id' | 'kind'>[],
+  publicUrl: string | null = null,
 ): Promise<Map<number, MessageSource>> {
   const records = await loadMessageRecords(db.kysely, rows);
-  return new Map([...records].map(([id, record]) => [id, messageSource(record)]));
+  const links = await manageLinks(db, publicUrl);
+  return new Map([...records].map(([id, record]) => [id, messageSource(record, links)]));
 }
 
 /** A stored message as it would be sent; its `html` is a whole escaped document: the admin area serves it as a document of its own, with its own CSP, in a sandboxed iframe. */
@@ -134,10 +145,10 @@ export interface MessagePreview extends RenderedMessage {
  * The message rendered from its booking as it is now, exactly as the worker would send it.
  * Throws NotFound for an unknown id; a message whose booking is gone has no preview (NotFound too).
  */
-export async function previewMessage(db: Db, id: number): Promise<MessagePreview> {
+export async function previewMessage(db: Db, id: number, publicUrl: string | null = null): Promise<MessagePreview> {
   const row = await findMessage(db.kysely, id);
   if (!row) throw new NotFound('Message not found');
-  const source = await loadMessageSource(db, row);
+  const source = await loadMessageSource(db, row, publicUrl);
   if (!source) throw new NotFound('The booking of this message no longer exists');
   const rendered = renderMessage(source);
   return { message: view({ ...row, details_id: source.booking.detailsId }), ...rendered };

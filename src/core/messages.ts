@@ -1,7 +1,18 @@
 // The notification e-mails a booking sends (queued in the outbox with the booking, rendered and sent later).
 import { isEmailAddress } from './forms/form-fields.js';
 
-export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation' | 'booking_reminder';
+export type MessageKind =
+  | 'booking_confirmation'
+  | 'booking_notification'
+  | 'booking_cancellation'
+  /** to the customer, due some minutes before the start (docs/reminders.md) */
+  | 'booking_reminder'
+  /** to the customer: their move through the manage link, with the updated .ics */
+  | 'booking_moved'
+  /** to the office: the customer cancelled through the manage link */
+  | 'customer_cancelled_notice'
+  /** to the office: the customer moved the appointment through the manage link */
+  | 'customer_moved_notice';
 
 /**
  * Where a message is in its delivery: due (queued, retrying), claimed by a worker (sending), or done (sent;
@@ -33,6 +44,9 @@ export interface BookingMoment {
  *   office's own record; the booking list keeps every booking anyway);
  * - reminder (to the customer, due some minutes before the start): only while the booking stands and has
  *   not started; one that could not go out before the start (the worker was down) is dropped.
+ * - moved (to the customer): as a confirmation: a later move or a cancellation sends its own message;
+ * - the office's notices of the customer's cancellation or move: while the appointment (as it is now) has
+ *   not ended, as the notification (the moved notice only while the booking stands).
  */
 export function staleMessageReason(kind: MessageKind, booking: BookingMoment, now: number): string | null {
   switch (kind) {
@@ -50,6 +64,17 @@ export function staleMessageReason(kind: MessageKind, booking: BookingMoment, no
     case 'booking_reminder':
       if (booking.cancelled) return 'the booking was cancelled before the reminder was due';
       if (booking.start <= now) return 'the appointment had begun before the reminder went out';
+      return null;
+    case 'booking_moved':
+      if (booking.cancelled) return 'the booking was cancelled before the confirmation of its move went out';
+      if (booking.start <= now) return 'the appointment had begun before the confirmation of its move went out';
+      return null;
+    case 'customer_cancelled_notice':
+      if (booking.end <= now) return "the appointment's time was over before the notice went out";
+      return null;
+    case 'customer_moved_notice':
+      if (booking.cancelled) return 'the booking was cancelled before the notice of its move went out';
+      if (booking.end <= now) return 'the appointment was over before the notice went out';
       return null;
   }
 }

@@ -10,6 +10,7 @@ import { adminSafety } from './migrations/007-admin-safety.js';
 import { webhooks } from './migrations/008-webhooks.js';
 import { bookingChanges } from './migrations/009-booking-changes.js';
 import { reminders } from './migrations/010-reminders.js';
+import { manageLink } from './migrations/011-manage-link.js';
 import { findAndClosures } from './migrations/012-find-and-closures.js';
 import { customerRecords } from './migrations/013-customer-records.js';
 
@@ -25,6 +26,7 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '008-webhooks': webhooks(db.dialect),
     '009-booking-changes': bookingChanges(),
     '010-reminders': reminders(),
+    '011-manage-link': manageLink(db.dialect),
     '012-find-and-closures': findAndClosures(db.dialect),
     '013-customer-records': customerRecords(db.dialect),
   };

@@ -41,6 +41,8 @@ export interface SchedulesTable {
   created_at: number;
   /** bumped with every booking and cancellation of the schedule (cache key of /days) */
   bookings_version: Generated<number>;
+  /** the customer can cancel or move through the manage link until this many minutes before the start */
+  cancel_cutoff_minutes: Generated<number>;
   /** set when retired: gone from the API and new bookings, its bookings kept */
   retired_at: number | null;
   /** JSON list of minutes before the appointment at which the customer is reminded (migration 010) */
@@ -108,6 +110,15 @@ export interface BookingsTable {
   updated_at: number | null;
   /** the rules staff set aside booking by hand, comma-separated (core/bookings.ts STAFF_OVERRIDES); null: none */
   staff_overrides: string | null;
+  /** the iCalendar SEQUENCE of its event: raised by each move and by the cancellation (migration 011) */
+  sequence: Generated<number>;
+  /** the time before the last move by the customer, for the office's notice */
+  moved_from_start: number | null;
+  moved_from_end: number | null;
+  /** the customer's reason when they cancelled through the manage link */
+  cancel_reason: string | null;
+  /** 'customer' (manage link) or 'office' (admin area); null while booked or before migration 011 */
+  cancelled_by: string | null;
 }
 
 /** practice-wide closed days (holidays): local dates 'YYYY-MM-DD', first to last inclusive */

@@ -14,6 +14,7 @@ import { apiRoutes } from './api/routes.js';
 import { ANNOTATION_KEYWORDS, NAMED_SCHEMAS } from './api/schemas.js';
 import { OPENAPI_OPTIONS } from './api/openapi.js';
 import { adminPlugin } from './admin/plugin.js';
+import { managePlugin } from './manage/plugin.js';
 import { handleClientError, unreadableRequestAnswer } from './client-errors.js';
 
 export interface AppDeps {
@@ -27,6 +28,10 @@ export interface AppDeps {
   /** SMTP_URL / MAIL_FROM (config): when set, the admin area shows them read-only; default null, i.e. unset */
   smtpUrl?: string | null;
   mailFrom?: string | null;
+  /** PUBLIC_URL (config): the manage links' base; the admin area says when there is none */
+  publicUrl?: string | null;
+  /** the manage page's limit per client address per minute (tests lower it) */
+  manageRatePerMinute?: number;
 }
 
 /** A client's X-Request-Id is kept when it is this sane; anything else gets a generated id (docs/api-integration.md). */
@@ -154,7 +159,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: deps.db,
     snapshots,
     clock,
-    fixedMail: { smtpUrl: deps.smtpUrl ?? null, mailFrom: deps.mailFrom ?? null },
+    fixedMail: { smtpUrl: deps.smtpUrl ?? null, mailFrom: deps.mailFrom ?? null, publicUrl: deps.publicUrl ?? null },
+  });
+  // the customer's manage page: public, its own headers, forms and rate limit (encapsulated)
+  await app.register(managePlugin, {
+    prefix: '/manage',
+    db: deps.db,
+    snapshots,
+    clock,
+    rateLimits: deps.rateLimits,
+    ratePerMinute: deps.manageRatePerMinute,
   });
   return app;
 }

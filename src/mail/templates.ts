@@ -17,7 +17,15 @@ export interface MessageSource {
     createdAt: number;
     cancelledAt: number | null;
     answers: Readonly<Record<string, Answer>>;
+    /** the iCalendar SEQUENCE of the event now (0 before any change) */
+    sequence?: number;
+    /** the time before the customer's last move (the office's notice names it) */
+    movedFrom?: { start: number; end: number } | null;
+    /** what the customer wrote when cancelling through the manage link */
+    cancelReason?: string | null;
   };
+  /** the booking's manage page (docs/manage-link.md), or null: no public address configured, or cancelled */
+  manageUrl?: string | null;
   scheduleName: string;
   reason: { name: string; durationMinutes: number };
   /** the schedule's form, in the operator's order, for the answers' labels */
@@ -156,6 +164,22 @@ export function contactBlock(contact: ContactDetails): { text: string[]; html: s
   };
 }
 
+/** The manage link's lines in a customer mail, or none (no public address configured, or nothing left to manage). */
+function manageLink(source: MessageSource): { text: string[]; html: string[] } {
+  const url = source.manageUrl;
+  if (!url || !CUSTOMER_KINDS_WITH_LINK.has(source.kind)) return { text: [], html: [] };
+  const line = 'To cancel or move this appointment, open:';
+  return { text: [line, url, ''], html: [`<p>${escapeHtml(line)}<br><a href="${escapeHtml(url)}">${escapeHtml(url)}</a></p>`] };
+}
+
+const CUSTOMER_KINDS_WITH_LINK: ReadonlySet<MessageKind> = new Set(['booking_confirmation', 'booking_moved', 'booking_reminder']);
+
+/** The kinds that go to the office, not to the customer. */
+const OFFICE_KINDS: ReadonlySet<MessageKind> = new Set(['booking_notification', 'customer_cancelled_notice', 'customer_moved_notice']);
+
+/** The kinds whose .ics removes the event. */
+const CANCEL_KINDS: ReadonlySet<MessageKind> = new Set(['booking_cancellation', 'customer_cancelled_notice']);
+
 function customerName(source: MessageSource): string {
   return personName(source.customer.firstName, source.customer.lastName);
 }
@@ -166,8 +190,11 @@ export function renderMessage(original: MessageSource): RenderedMessage {
   const when = localTimes(installation.timezone, booking.start, booking.end);
   const whenText = `${when.date}, ${when.from}–${when.to} (${when.zone})`;
   const who = customerName(source) || source.customer.email || 'a customer';
-  const cancelled = kind === 'booking_cancellation';
-  const toCustomer = kind !== 'booking_notification';
+  const cancelled = CANCEL_KINDS.has(kind);
+  const office = OFFICE_KINDS.has(kind);
+  const moved = booking.movedFrom ? localTimes(installation.timezone, booking.movedFrom.start, booking.movedFrom.end) : null;
+  const movedText = moved ? `${moved.date}, ${moved.from}–${moved.to}` : 'another time';
+  const toCustomer = !office;
 
   const subject = headerText(
     {
@@ -175,6 +202,9 @@ export function renderMessage(original: MessageSource): RenderedMessage {
       booking_notification: `New booking: ${who}, ${reason.name}, ${when.date} ${when.from}`,
       booking_cancellation: `Appointment cancelled: ${reason.name}, ${when.date} ${when.from}`,
       booking_reminder: `Reminder: ${reason.name}, ${when.date} ${when.from}`,
+      booking_moved: `Appointment moved: ${reason.name}, ${when.date} ${when.from}`,
+      customer_cancelled_notice: `Cancelled by the customer: ${who}, ${reason.name}, ${when.date} ${when.from}`,
+      customer_moved_notice: `Moved by the customer: ${who}, ${reason.name}, now ${when.date} ${when.from}`,
     }[kind],
     250,
   );
@@ -185,32 +215,44 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     booking_notification: `${who} booked an appointment.`,
     booking_cancellation: `your appointment with ${installation.name} has been cancelled.`,
     booking_reminder: `this is a reminder of your appointment with ${installation.name}.`,
+    booking_moved: `your appointment with ${installation.name} has been moved. The new time:`,
+    customer_cancelled_notice: `${who} cancelled their appointment through the manage link.`,
+    customer_moved_notice: `${who} moved their appointment through the manage link from ${movedText} to ${when.date}, ${when.from}–${when.to}.`,
   }[kind];
   const facts: [string, string][] = [
     ['When', whenText],
     ['Reason', `${reason.name} (${reason.durationMinutes} minutes)`],
     ['Schedule', source.scheduleName],
     ['Reference', booking.detailsId],
+    ...(kind === 'customer_cancelled_notice'
+      ? ([["Customer's reason", booking.cancelReason || '(none given)']] as [string, string][])
+      : []),
   ];
   const answers = kind === 'booking_notification' ? labelledAnswers(source) : [];
-  const closing = {
-    booking_confirmation: 'The attached calendar file adds it to your calendar.',
-    booking_notification: 'The attached calendar file adds it to a calendar.',
-    booking_cancellation: 'The attached calendar file removes it from your calendar.',
-    booking_reminder: 'The attached calendar file updates it in your calendar.',
-  }[kind];
-  // every customer mail ends with how to reach the practice (the manage link belongs beside it)
+  const closing = office
+    ? cancelled
+      ? 'The attached calendar file removes it from a calendar.'
+      : 'The attached calendar file adds it to a calendar.'
+    : cancelled
+      ? 'The attached calendar file removes it from your calendar.'
+      : kind === 'booking_moved' || kind === 'booking_reminder'
+        ? 'The attached calendar file updates it in your calendar.'
+        : 'The attached calendar file adds it to your calendar.';
+  const link = manageLink(source);
+  const heading = kind === 'booking_notification' ? 'New booking' : office ? 'Changed by the customer' : greeting;
+  // every customer mail ends with how to reach the practice, beside the manage link
   const contact = toCustomer ? contactBlock(source.contact) : { text: [], html: [] };
 
   const width = Math.max(...facts.map(([k]) => k.length)) + 2;
   const text = [
-    kind === 'booking_notification' ? 'New booking' : greeting,
+    heading,
     '',
     intro,
     '',
     ...facts.map(([k, v]) => `${`${k}:`.padEnd(width)}${v}`),
     ...(answers.length ? ['', "Customer's answers:", ...answers.map((a) => `  ${a.label}: ${a.value.replace(/\n/g, '\n    ')}`)] : []),
     '',
+    ...link.text,
     closing,
     ...contact.text,
     '',
@@ -224,10 +266,11 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     '<!doctype html>',
     `<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`,
     '<body style="font-family:sans-serif;line-height:1.4">',
-    `<p>${escapeHtml(kind === 'booking_notification' ? 'New booking' : greeting)}</p>`,
+    `<p>${escapeHtml(heading)}</p>`,
     `<p>${escapeHtml(intro)}</p>`,
     `<table>${facts.map(([k, v]) => row(k, v)).join('')}</table>`,
     ...(answers.length ? ["<h3>Customer's answers</h3>", `<table>${answers.map((a) => row(a.label, a.value)).join('')}</table>`] : []),
+    ...link.html,
     `<p>${escapeHtml(closing)}</p>`,
     ...contact.html,
     `<p>— ${escapeHtml(installation.name)}</p>`,
@@ -239,14 +282,15 @@ export function renderMessage(original: MessageSource): RenderedMessage {
   const calendar = calendarFile({
     method,
     uid: booking.detailsId,
-    // a cancellation must carry a higher SEQUENCE than the request it cancels; a reminder repeats the
-    // confirmation's event unchanged (same SEQUENCE and DTSTAMP), so a calendar keeps the one it has
-    sequence: cancelled ? 1 : 0,
+    // each change raised the stored SEQUENCE, so the calendar replaces the event it has (a reminder repeats
+    // it unchanged, so a calendar keeps the one it has); a cancellation must
+    // carry a higher one than the request it cancels (bookings cancelled before migration 011 stored 0)
+    sequence: Math.max(booking.sequence ?? 0, cancelled ? 1 : 0),
     start: booking.start,
     end: booking.end,
     stamp: cancelled ? (booking.cancelledAt ?? booking.createdAt) : booking.createdAt,
     location: singleLine(source.contact.address).trim(),
-    summary: kind === 'booking_notification' ? `${reason.name}: ${who}` : `${reason.name} (${installation.name})`,
+    summary: office ? `${reason.name}: ${who}` : `${reason.name} (${installation.name})`,
     description: facts.map(([k, v]) => `${k}: ${v}`).join('\n'),
     organizer: installation.notifyEmail ? { name: installation.name, email: installation.notifyEmail } : null,
     attendee: source.customer.email ? { name: customerName(source), email: source.customer.email } : null,
@@ -255,7 +299,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
   return {
     subject,
     fromName: headerText(installation.name, 100),
-    replyTo: kind === 'booking_notification' ? source.customer.email : installation.notifyEmail || null,
+    replyTo: office ? source.customer.email : installation.notifyEmail || null,
     text,
     html,
     calendar: { method, filename: cancelled ? 'cancel.ics' : 'invite.ics', content: calendar },

@@ -16,6 +16,8 @@ test('omitted settings take the defaults of docs/decisions.md §4; form omitted 
     capacity: 1,
     bufferBeforeMinutes: 0,
     bufferAfterMinutes: 0,
+    // the manage link's cut-off (docs/manage-link.md): until the start
+    cancelCutoffMinutes: 0,
   });
   assert.deepEqual(schedule!.form, DEFAULT_FORM);
   assert.deepEqual(schedule!.weeklyHours, { mon: [{ start: 540, end: 720 }] });
@@ -88,4 +90,10 @@ test('every invalid file is rejected with a reason that names the place', () => 
       JSON.stringify(document),
     );
   }
+});
+
+test('cancel_cutoff_minutes (docs/manage-link.md) is read from the import file and checked', () => {
+  const [schedule] = parseImportFile({ schedules: [{ ...base, cancel_cutoff_minutes: 1440 }] });
+  assert.equal(schedule!.settings.cancelCutoffMinutes, 1440);
+  assert.throws(() => parseImportFile({ schedules: [{ ...base, cancel_cutoff_minutes: -1 }] }), /cancel_cutoff_minutes/);
 });

@@ -24,3 +24,17 @@ test("the office's notification goes while the booking stands and until the appo
   assert.match(staleMessageReason('booking_notification', booked, end)!, /was over/);
   assert.match(staleMessageReason('booking_notification', cancelled, start - 1)!, /cancelled/);
 });
+
+test("the confirmation of the customer's move goes only while the booking stands and has not begun", () => {
+  assert.equal(staleMessageReason('booking_moved', booked, start - 1), null);
+  assert.match(staleMessageReason('booking_moved', booked, start)!, /had begun/);
+  assert.match(staleMessageReason('booking_moved', cancelled, start - 1)!, /cancelled/);
+});
+
+test("the office's notices of the customer's changes go until the appointment ends; a move's not once cancelled", () => {
+  assert.equal(staleMessageReason('customer_cancelled_notice', cancelled, end - 1), null);
+  assert.match(staleMessageReason('customer_cancelled_notice', cancelled, end)!, /was over/);
+  assert.equal(staleMessageReason('customer_moved_notice', booked, end - 1), null);
+  assert.match(staleMessageReason('customer_moved_notice', booked, end)!, /was over/);
+  assert.match(staleMessageReason('customer_moved_notice', cancelled, start - 1)!, /cancelled/);
+});

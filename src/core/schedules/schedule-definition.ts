@@ -14,6 +14,7 @@ export const DEFAULT_SETTINGS: ScheduleSettings = {
   capacity: 1,
   bufferBeforeMinutes: 0,
   bufferAfterMinutes: 0,
+  cancelCutoffMinutes: 0,
 };
 
 /** name in the import file -> setting, with its allowed range */
@@ -24,6 +25,8 @@ export const SETTING_FIELDS: readonly { key: string; prop: keyof ScheduleSetting
   { key: 'capacity', prop: 'capacity', min: 1, max: 10_000 },
   { key: 'buffer_before_minutes', prop: 'bufferBeforeMinutes', min: 0, max: MAX_BUFFER_MINUTES },
   { key: 'buffer_after_minutes', prop: 'bufferAfterMinutes', min: 0, max: MAX_BUFFER_MINUTES },
+  // up to a month (docs/manage-link.md)
+  { key: 'cancel_cutoff_minutes', prop: 'cancelCutoffMinutes', min: 0, max: 44_640 },
 ];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

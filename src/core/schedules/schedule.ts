@@ -19,7 +19,7 @@ export interface DateException {
   readonly hours: readonly Interval[];
 }
 
-/** The six numbers of a schedule (names in the import file: SETTING_FIELDS). */
+/** The numbers of a schedule (names in the import file: SETTING_FIELDS). */
 export interface ScheduleSettings {
   readonly slotIntervalMinutes: number;
   readonly minNoticeMinutes: number;
@@ -27,6 +27,8 @@ export interface ScheduleSettings {
   readonly capacity: number;
   readonly bufferBeforeMinutes: number;
   readonly bufferAfterMinutes: number;
+  /** the customer may cancel or move through the manage link until this many minutes before the start */
+  readonly cancelCutoffMinutes: number;
 }
 
 export interface ReasonDefinition {
@@ -62,7 +64,8 @@ export interface StoredSchedule extends Omit<ScheduleDefinition, 'reasons'> {
 }
 
 /** What the free-time engine reads: the settings and the hours, exceptions keyed by local day. */
-export interface ScheduleRules extends ScheduleSettings {
+/** What the availability engine needs: the manage link's cut-off is no rule of free times. */
+export interface ScheduleRules extends Omit<ScheduleSettings, 'cancelCutoffMinutes'> {
   readonly weeklyHours: WeeklyHours;
   /** local day (days since epoch) -> that day's own intervals; an empty list closes the day */
   readonly exceptions: ReadonlyMap<number, readonly Interval[]>;

@@ -6,8 +6,11 @@ import { isStaffOverride, type BookingSource, type BookingStatus, type StaffOver
 
 type Q = Kysely<Database>;
 
-/** Booked (not cancelled) appointments of a schedule starting in [from, to): one indexed range read. */
-export async function bookedTimes(db: Q, scheduleId: number, from: number, to: number): Promise<BookedTime[]> {
+/**
+ * Booked (not cancelled) appointments of a schedule starting in [from, to): one indexed range read.
+ * `exceptBookingId`: leave that booking out (a move is checked against the others, not against itself).
+ */
+export async function bookedTimes(db: Q, scheduleId: number, from: number, to: number, exceptBookingId?: number): Promise<BookedTime[]> {
   const rows = await db
     .selectFrom('bookings')
     .select(['start_at', 'end_at'])
@@ -15,6 +18,7 @@ export async function bookedTimes(db: Q, scheduleId: number, from: number, to: n
     .where('start_at', '>=', from)
     .where('start_at', '<', to)
     .where('status', '=', 'booked')
+    .$if(exceptBookingId !== undefined, (q) => q.where('id', '!=', exceptBookingId!))
     .execute();
   return rows.map((r) => ({ start: Number(r.start_at), end: Number(r.end_at) }));
 }
@@ -122,6 +126,12 @@ export interface BookingDetails {
   /** last edited in the admin area (details or answers), null when never */
   updatedAt: number | null;
   answers: Record<string, Answer>;
+  /** the iCalendar SEQUENCE of the booking's event now */
+  sequence: number;
+  /** the time before the last move by the customer, or null */
+  movedFrom: { start: number; end: number } | null;
+  cancelReason: string | null;
+  cancelledBy: 'customer' | 'office' | null;
 }
 
 const joinedBookings = (db: Q) =>
@@ -156,6 +166,11 @@ function bookingDetailsQuery(db: Q) {
     'bookings.updated_at',
     'bookings.staff_overrides',
     'bookings.answers',
+    'bookings.sequence',
+    'bookings.moved_from_start',
+    'bookings.moved_from_end',
+    'bookings.cancel_reason',
+    'bookings.cancelled_by',
   ]);
 }
 
@@ -184,6 +199,13 @@ function bookingDetailsOf(r: BookingDetailsRow): BookingDetails {
     overrides: (r.staff_overrides ?? '').split(',').filter(isStaffOverride),
     updatedAt: r.updated_at === null ? null : Number(r.updated_at),
     answers: JSON.parse(r.answers) as Record<string, Answer>,
+    sequence: Number(r.sequence),
+    movedFrom:
+      r.moved_from_start === null || r.moved_from_end === null
+        ? null
+        : { start: Number(r.moved_from_start), end: Number(r.moved_from_end) },
+    cancelReason: r.cancel_reason,
+    cancelledBy: r.cancelled_by === 'customer' || r.cancelled_by === 'office' ? r.cancelled_by : null,
   };
 }
 
@@ -303,9 +325,57 @@ export async function findBookedForCancel(
   return row ? { id: row.id, scheduleId: row.schedule_id, customerEmail: row.email } : null;
 }
 
-/** `changedIn`: the bookings version bumpBookingsVersion returned in this transaction */
-export async function markBookingCancelled(trx: Q, id: number, now: number, changedIn: number): Promise<void> {
-  await trx.updateTable('bookings').set({ status: 'cancelled', cancelled_at: now, changed_in: changedIn }).where('id', '=', id).execute();
+/**
+ * `changedIn`: the bookings version bumpBookingsVersion returned in this transaction. The SEQUENCE goes up:
+ * the cancellation's METHOD:CANCEL must carry a higher one than every request the customer has.
+ */
+export async function markBookingCancelled(
+  trx: Q,
+  id: number,
+  now: number,
+  changedIn: number,
+  by: { who: 'customer' | 'office'; reason?: string | null } = { who: 'office' },
+): Promise<void> {
+  await trx
+    .updateTable('bookings')
+    .set((eb) => ({
+      status: 'cancelled',
+      cancelled_at: now,
+      changed_in: changedIn,
+      sequence: eb('sequence', '+', 1),
+      cancelled_by: by.who,
+      cancel_reason: by.reason ?? null,
+    }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Moves a booked appointment to a new time (already re-checked in this transaction); the SEQUENCE goes up. */
+export async function moveBookingTo(
+  trx: Q,
+  id: number,
+  from: { start: number; end: number },
+  to: { start: number; end: number },
+  changedIn: number,
+): Promise<void> {
+  await trx
+    .updateTable('bookings')
+    .set((eb) => ({
+      start_at: to.start,
+      end_at: to.end,
+      moved_from_start: from.start,
+      moved_from_end: from.end,
+      changed_in: changedIn,
+      sequence: eb('sequence', '+', 1),
+    }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** A schedule's cut-off for changes through the manage link, in minutes before the start (0 when unknown). */
+export async function findCancelCutoffMinutes(db: Q, scheduleId: number): Promise<number> {
+  const row = await db.selectFrom('schedules').select('cancel_cutoff_minutes').where('id', '=', scheduleId).executeTakeFirst();
+  return row ? Number(row.cancel_cutoff_minutes) : 0;
 }
 
 /**

@@ -27,6 +27,7 @@ function settingsColumns(s: ScheduleSettings) {
     capacity: s.capacity,
     buffer_before_minutes: s.bufferBeforeMinutes,
     buffer_after_minutes: s.bufferAfterMinutes,
+    cancel_cutoff_minutes: s.cancelCutoffMinutes,
   };
 }
 
@@ -173,6 +174,7 @@ export async function loadSchedules(db: Q, options: { includeRetired?: boolean }
       capacity: s.capacity,
       bufferBeforeMinutes: s.buffer_before_minutes,
       bufferAfterMinutes: s.buffer_after_minutes,
+      cancelCutoffMinutes: Number(s.cancel_cutoff_minutes),
     },
     weeklyHours: Object.fromEntries(
       Object.entries(JSON.parse(s.weekly_hours) as Record<string, [string, string][]>).map(([d, pairs]) => [d, intervalsFromJson(pairs)]),

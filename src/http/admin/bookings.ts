@@ -227,6 +227,8 @@ function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): v
         html`
 <section><dl>
 <dt>Status</dt><dd id="booking-status">${booking.status}${booking.cancelledAt ? ` (cancelled ${localTime(snapshot, booking.cancelledAt)})` : ''}</dd>
+${booking.cancelledBy === 'customer' ? html`<dt>Cancelled by</dt><dd id="cancelled-by">the customer, through the manage link</dd><dt>Customer's reason</dt><dd id="cancel-reason">${booking.cancelReason || '(none given)'}</dd>` : ''}
+${booking.movedFrom ? html`<dt>Moved</dt><dd id="moved-from">from ${localTime(snapshot, booking.movedFrom.start)}</dd>` : ''}
 <dt>Time</dt><dd>${localTime(snapshot, booking.start)} – ${localTime(snapshot, booking.end).slice(11)} (${snapshot.settings.timezone})</dd>
 <dt>Schedule</dt><dd><a href="/admin/schedules/${booking.scheduleId}">${booking.scheduleName}</a></dd>
 <dt>Reason</dt><dd>${booking.reasonName}</dd>

@@ -34,6 +34,8 @@ export const PREVIEW_HEADERS = {
 export interface FixedMailSettings {
   smtpUrl: string | null;
   mailFrom: string | null;
+  /** PUBLIC_URL: the base of the manage links in customer mail; null: mails carry none (docs/manage-link.md) */
+  publicUrl?: string | null;
 }
 
 function fixedField(label: string, name: string, value: string, variable: string): Markup {
@@ -70,7 +72,10 @@ export async function mailRoutes(app: FastifyInstance, { db, clock }: AdminDeps,
       : saved.smtpUrl
         ? html`<p class="muted" id="smtp-status">Outgoing mail is sent through the SMTP server saved below.</p>`
         : html`<p class="alert" id="smtp-status">No SMTP server is configured: mail is kept in the outbox below and sent once one is saved here (or SMTP_URL is set).</p>`;
-    return html`<h2 id="smtp">Sending</h2><section>${status}
+    const links = fixed.publicUrl
+      ? html`<p class="muted" id="manage-link-status">Customer mail carries a link to cancel or move the appointment, at ${fixed.publicUrl}/manage/… (PUBLIC_URL).</p>`
+      : html`<p class="alert" id="manage-link-status">Customer mail carries no link to cancel or move the appointment: set PUBLIC_URL in the environment to the address customers reach this installation at (docs/manage-link.md).</p>`;
+    return html`<h2 id="smtp">Sending</h2><section>${status}${links}
 <form method="post" action="/admin/mail/smtp">${csrfField(ctx)}
 ${
   env.smtpUrl
@@ -164,7 +169,7 @@ ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(sna
     const { page: ctx, snapshot } = state(request);
     const id = idParam((request.params as { id?: string }).id);
     if (id === null) throw new NotFound('Message not found');
-    const preview = await previewMessage(db, id);
+    const preview = await previewMessage(db, id, fixed.publicUrl ?? null);
     const m = preview.message;
     const q = query(request);
     return sendPage(
@@ -205,7 +210,7 @@ ${
   app.get('/mail/:id/preview', async (request, reply) => {
     const id = idParam((request.params as { id?: string }).id);
     if (id === null) throw new NotFound('Message not found');
-    const preview = await previewMessage(db, id);
+    const preview = await previewMessage(db, id, fixed.publicUrl ?? null);
     return reply.headers(PREVIEW_HEADERS).type('text/html; charset=utf-8').send(preview.html);
   });
 

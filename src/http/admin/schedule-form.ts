@@ -179,6 +179,9 @@ export function scheduleFromForm(input: FormInput): ScheduleEdit {
   const name = found.take('name', () => parseName(text(input, 'name'), 'name'));
   const settings: { -readonly [K in keyof ScheduleSettings]: number } = { ...DEFAULT_SETTINGS };
   for (const { key, prop } of SETTING_FIELDS) {
+    // a form without the manage link's cut-off (added later than the others; a page open across an upgrade,
+    // a script) keeps the default instead of failing: absence means "until the start", an empty field is wrong
+    if (key === 'cancel_cutoff_minutes' && !Object.hasOwn(input, key)) continue;
     // one setting at a time, so that each wrong one is named
     const value = found.take(key, () => parseSettings({ [key]: integerField(text(input, key)) }, '')[prop]);
     if (value !== undefined) settings[prop] = value;

@@ -61,6 +61,10 @@ const SETTING_LABELS: Record<string, [string, string]> = {
   capacity: ['Bookings at the same time', 'Capacity: how many bookings may overlap.'],
   buffer_before_minutes: ['Free before each booking (minutes)', 'Buffer kept free before each booking.'],
   buffer_after_minutes: ['Free after each booking (minutes)', 'Buffer kept free after each booking.'],
+  cancel_cutoff_minutes: [
+    'Customers can cancel or move online until (minutes before)',
+    'Through the link in their e-mail; closer to the start the page asks them to call. 0: until the start; 1440: a day before.',
+  ],
 };
 const FORM_COLUMNS: Record<string, string> = {
   position: 'position',
