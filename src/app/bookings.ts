@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import { bumpBookingsVersion, findBookedForCancel, insertBooking, markBookingCancelled } from '../db/repos/booking.repository.js';
 import { saveCustomer } from '../db/repos/customer.repository.js';
+import { loadSettings } from '../db/repos/installation.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, type MessageKind } from '../core/messages.js';
 import type { BookingSource } from '../core/bookings.js';
@@ -112,7 +113,7 @@ export async function createBooking(
 
 /**
  * Cancels a booking (admin area): its time is free on the next request, and a cancellation message to the
- * customer is queued in the same transaction. Returns false when there is no such booked appointment.
+ * customer and a notice to the office are queued in the same transaction. Returns false when there is no such booked appointment.
  */
 export async function cancelBooking(db: Db, detailsId: string, now: number): Promise<boolean> {
   return db.write(async (trx) => {
@@ -121,8 +122,14 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
     // the bump is the schedule's lock, as in createBooking (the booking's schedule exists: the row refers to it)
     const changedIn = await bumpBookingsVersion(trx, booking.scheduleId);
     await markBookingCancelled(trx, booking.id, now, changedIn!);
+    const messages: { kind: MessageKind; recipient: string }[] = [];
     const recipient = mailRecipient(booking.customerEmail);
-    if (recipient) await enqueueMessages(trx, booking.id, [{ kind: 'booking_cancellation', recipient }], now);
+    if (recipient) messages.push({ kind: 'booking_cancellation', recipient });
+    // the office hears of every cancellation as it hears of every booking; the address is read in the
+    // transaction so that callers need not pass the installation's settings
+    const office = mailRecipient((await loadSettings(trx)).notifyEmail);
+    if (office) messages.push({ kind: 'booking_cancellation_notification', recipient: office });
+    await enqueueMessages(trx, booking.id, messages, now);
     await queueBookingEvent(trx, 'booking.cancelled', booking.id, now);
     return true;
   });

@@ -1,7 +1,7 @@
 // The notification e-mails a booking sends (queued in the outbox with the booking, rendered and sent later).
 import { isEmailAddress } from './forms/form-fields.js';
 
-export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation';
+export type MessageKind = 'booking_confirmation' | 'booking_notification' | 'booking_cancellation' | 'booking_cancellation_notification';
 
 /**
  * Where a message is in its delivery: due (queued, retrying), claimed by a worker (sending), or done (sent;
@@ -30,7 +30,9 @@ export interface BookingMoment {
  * - confirmation (to the customer): only while the booking stands and has not started;
  * - cancellation (to the customer): only while the appointment's start is still ahead;
  * - notification (to the office): only while the booking stands and the appointment has not ended (the
- *   office's own record; the booking list keeps every booking anyway).
+ *   office's own record; the booking list keeps every booking anyway);
+ * - cancellation notice (to the office): only while the appointment has not ended (after that the freed
+ *   time is of no use to the office).
  */
 export function staleMessageReason(kind: MessageKind, booking: BookingMoment, now: number): string | null {
   switch (kind) {
@@ -44,6 +46,9 @@ export function staleMessageReason(kind: MessageKind, booking: BookingMoment, no
     case 'booking_notification':
       if (booking.cancelled) return 'the booking was cancelled before the notification went out';
       if (booking.end <= now) return 'the appointment was over before the notification went out';
+      return null;
+    case 'booking_cancellation_notification':
+      if (booking.end <= now) return 'the appointment was over before the cancellation notice went out';
       return null;
   }
 }

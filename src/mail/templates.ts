@@ -129,13 +129,16 @@ export function renderMessage(original: MessageSource): RenderedMessage {
   const when = localTimes(installation.timezone, booking.start, booking.end);
   const whenText = `${when.date}, ${when.from}–${when.to} (${when.zone})`;
   const who = customerName(source) || source.customer.email || 'a customer';
-  const cancelled = kind === 'booking_cancellation';
+  const cancelled = kind === 'booking_cancellation' || kind === 'booking_cancellation_notification';
+  // the messages to the office: no greeting, the customer's answers, Reply-To the customer
+  const toOffice = kind === 'booking_notification' || kind === 'booking_cancellation_notification';
 
   const subject = headerText(
     {
       booking_confirmation: `Appointment confirmed: ${reason.name}, ${when.date} ${when.from}`,
       booking_notification: `New booking: ${who}, ${reason.name}, ${when.date} ${when.from}`,
       booking_cancellation: `Appointment cancelled: ${reason.name}, ${when.date} ${when.from}`,
+      booking_cancellation_notification: `Cancelled: ${who}, ${reason.name}, ${when.date} ${when.from}`,
     }[kind],
     250,
   );
@@ -145,7 +148,10 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     booking_confirmation: `your appointment with ${installation.name} is confirmed.`,
     booking_notification: `${who} booked an appointment.`,
     booking_cancellation: `your appointment with ${installation.name} has been cancelled.`,
+    booking_cancellation_notification: `The appointment of ${who} was cancelled: the time is free again.`,
   }[kind];
+  const heading =
+    kind === 'booking_notification' ? 'New booking' : kind === 'booking_cancellation_notification' ? 'Booking cancelled' : greeting;
   const facts: [string, string][] = [
     ['When', whenText],
     ['Reason', `${reason.name} (${reason.durationMinutes} minutes)`],
@@ -154,14 +160,16 @@ export function renderMessage(original: MessageSource): RenderedMessage {
   ];
   const answers = kind === 'booking_notification' ? labelledAnswers(source) : [];
   const closing = cancelled
-    ? 'The attached calendar file removes it from your calendar.'
+    ? toOffice
+      ? 'The attached calendar file removes it from a calendar.'
+      : 'The attached calendar file removes it from your calendar.'
     : kind === 'booking_confirmation'
       ? 'The attached calendar file adds it to your calendar.'
       : 'The attached calendar file adds it to a calendar.';
 
   const width = Math.max(...facts.map(([k]) => k.length)) + 2;
   const text = [
-    kind === 'booking_notification' ? 'New booking' : greeting,
+    heading,
     '',
     intro,
     '',
@@ -180,7 +188,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     '<!doctype html>',
     `<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`,
     '<body style="font-family:sans-serif;line-height:1.4">',
-    `<p>${escapeHtml(kind === 'booking_notification' ? 'New booking' : greeting)}</p>`,
+    `<p>${escapeHtml(heading)}</p>`,
     `<p>${escapeHtml(intro)}</p>`,
     `<table>${facts.map(([k, v]) => row(k, v)).join('')}</table>`,
     ...(answers.length ? ["<h3>Customer's answers</h3>", `<table>${answers.map((a) => row(a.label, a.value)).join('')}</table>`] : []),
@@ -199,7 +207,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     start: booking.start,
     end: booking.end,
     stamp: cancelled ? (booking.cancelledAt ?? booking.createdAt) : booking.createdAt,
-    summary: kind === 'booking_notification' ? `${reason.name}: ${who}` : `${reason.name} (${installation.name})`,
+    summary: toOffice ? `${reason.name}: ${who}` : `${reason.name} (${installation.name})`,
     description: facts.map(([k, v]) => `${k}: ${v}`).join('\n'),
     organizer: installation.notifyEmail ? { name: installation.name, email: installation.notifyEmail } : null,
     attendee: source.customer.email ? { name: customerName(source), email: source.customer.email } : null,
@@ -208,7 +216,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
   return {
     subject,
     fromName: headerText(installation.name, 100),
-    replyTo: kind === 'booking_notification' ? source.customer.email : installation.notifyEmail || null,
+    replyTo: toOffice ? source.customer.email : installation.notifyEmail || null,
     text,
     html,
     calendar: { method, filename: cancelled ? 'cancel.ics' : 'invite.ics', content: calendar },

@@ -24,3 +24,9 @@ test("the office's notification goes while the booking stands and until the appo
   assert.match(staleMessageReason('booking_notification', booked, end)!, /was over/);
   assert.match(staleMessageReason('booking_notification', cancelled, start - 1)!, /cancelled/);
 });
+
+test("the office's cancellation notice goes until the appointment's end, then it is skipped", () => {
+  assert.equal(staleMessageReason('booking_cancellation_notification', cancelled, start), null);
+  assert.equal(staleMessageReason('booking_cancellation_notification', cancelled, end - 1), null);
+  assert.match(staleMessageReason('booking_cancellation_notification', cancelled, end)!, /was over before the cancellation notice/);
+});
