@@ -20,6 +20,7 @@ import { bookingRoutes } from './bookings.js';
 import { customerRoutes } from './customers.js';
 import { mailRoutes, type FixedMailSettings } from './mail.js';
 import { webhookRoutes } from './webhooks.js';
+import { CALENDAR_CSS, calendarRoutes } from './calendar.js';
 
 export interface AdminPluginOptions extends AdminDeps {
   throttle?: SignInThrottle;
@@ -40,7 +41,10 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   errorPages(app);
 
   app.get('/assets/admin.css', async (_request, reply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(ADMIN_CSS),
+    reply
+      .type('text/css; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .send(ADMIN_CSS + CALENDAR_CSS),
   );
   app.get('/assets/admin.js', async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(ADMIN_JS),
@@ -56,4 +60,5 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   await customerRoutes(app, deps);
   await mailRoutes(app, deps, options.fixedMail ?? { smtpUrl: null, mailFrom: null });
   await webhookRoutes(app, deps);
+  calendarRoutes(app, deps);
 }
