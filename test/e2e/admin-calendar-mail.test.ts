@@ -70,7 +70,7 @@ describeEachDatabase('calendar and mail settings in chromium (issue 11)', (diale
     });
 
     /** the page's own horizontal overflow: 0 when nothing but the calendar's box scrolls sideways */
-    const pageOverflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const pageOverflow = () => page.locator('html').evaluate((e) => e.scrollWidth - e.clientWidth);
 
     for (const [device, width] of [
       ['desktop', 1280],

@@ -70,16 +70,9 @@ function dayStart(snapshot: Snapshot, day: number): number {
 }
 
 const mondayOf = (day: number) => day - WEEKDAYS.indexOf(weekdayOf(day));
-const WEEKDAY_NAMES: Record<string, string> = {
-  mon: 'Monday',
-  tue: 'Tuesday',
-  wed: 'Wednesday',
-  thu: 'Thursday',
-  fri: 'Friday',
-  sat: 'Saturday',
-  sun: 'Sunday',
-};
-const dayTitle = (day: number) => `${WEEKDAY_NAMES[weekdayOf(day)]} ${formatDate(day)}`;
+/** "Monday": a day number is days since 1970-01-01, so its UTC date is the local date itself */
+const weekdayName = (day: number) => new Date(day * DAY_MS).toLocaleDateString('en-GB', { weekday: 'long', timeZone: 'UTC' });
+const dayTitle = (day: number) => `${weekdayName(day)} ${formatDate(day)}`;
 
 /** What the day's clock does: a day of 23 or 25 hours (null on an ordinary day). */
 interface ClockChange {
@@ -323,7 +316,7 @@ export function calendarRoutes(app: FastifyInstance, { db, clock }: AdminDeps): 
         key: formatDate(d),
         head:
           view === 'week'
-            ? html`<a href="${calendarLink('day', d, schedule.id)}">${WEEKDAY_NAMES[weekdayOf(d)]!.slice(0, 3)} ${formatDate(d)}</a>`
+            ? html`<a href="${calendarLink('day', d, schedule.id)}">${weekdayName(d).slice(0, 3)} ${formatDate(d)}</a>`
             : html`${schedule.name}`,
         day: d,
         schedule,
