@@ -78,7 +78,11 @@ try {
 
   await shoot('bookings', '/admin/bookings');
   await shoot('bookings-search', `/admin/bookings?q=${encodeURIComponent('30 123')}&when=all`);
-  await shoot('calendar', `/admin/schedules/1/calendar?week=${days[0]}`);
+  await shoot('calendar', `/admin/calendar?view=week&schedule=1&date=${days[0]}`);
+  await shoot('calendar-day', `/admin/calendar?view=day&schedule=1&date=${days[0]}`);
+  await shoot('calendar-all', `/admin/calendar?view=all&date=${days[0]}`);
+  await shoot('calendar-print', `/admin/calendar/print?date=${days[0]}`);
+  await shoot('calendar-week-phone', `/admin/calendar?view=week&schedule=1&date=${days[0]}`, { width: 390, fullPage: false });
   await shoot('schedules', '/admin/schedules');
   await shoot('schedule-edit', '/admin/schedules/1');
   await shoot('book', `/admin/schedules/1/book?reason=1&day=${days[0]}`);

@@ -13,6 +13,7 @@ import {
   type BookingDetails,
 } from '../db/repos/booking.repository.js';
 import { saveCustomer } from '../db/repos/customer.repository.js';
+import { loadSettings } from '../db/repos/installation.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, reminderDueTimes, type MessageKind } from '../core/messages.js';
 import type { BookingSource, StaffOverride } from '../core/bookings.js';
@@ -166,7 +167,7 @@ export async function createBooking(
 
 /**
  * Cancels a booking (admin area): its time is free on the next request, and a cancellation message to the
- * customer is queued in the same transaction. Returns false when there is no such booked appointment.
+ * customer and a notice to the office are queued in the same transaction. Returns false when there is no such booked appointment.
  */
 export async function cancelBooking(db: Db, detailsId: string, now: number): Promise<boolean> {
   return db.write(async (trx) => {
@@ -175,11 +176,17 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
     // what the event needs is read before the schedule's lock (PostgreSQL: no round trips under it)
     const subscribers = await subscribedWebhookEndpoints(trx, 'booking.cancelled');
     const event = subscribers.length > 0 ? await bookingForEvent(trx, booking.id) : null;
+    const office = mailRecipient((await loadSettings(trx)).notifyEmail);
     // the bump is the schedule's lock, as in createBooking (the booking's schedule exists: the row refers to it)
     const changedIn = await bumpBookingsVersion(trx, booking.scheduleId);
-    await markBookingCancelled(trx, booking.id, now, changedIn!);
+    // cancelled meanwhile by a request that held the lock first: nothing more to do, nothing sent twice
+    if (!(await markBookingCancelled(trx, booking.id, now, changedIn!))) return false;
+    const messages: { kind: MessageKind; recipient: string }[] = [];
     const recipient = mailRecipient(booking.customerEmail);
-    if (recipient) await enqueueMessages(trx, booking.id, [{ kind: 'booking_cancellation', recipient }], now);
+    if (recipient) messages.push({ kind: 'booking_cancellation', recipient });
+    // the office hears of every cancellation as it hears of every booking
+    if (office) messages.push({ kind: 'booking_cancellation_notification', recipient: office });
+    await enqueueMessages(trx, booking.id, messages, now);
     if (event) {
       const cancelled = { ...event.booking, status: 'cancelled' as const, cancelledAt: now };
       await queueBookingEvent(trx, 'booking.cancelled', cancelled, event.timezone, subscribers, now);

@@ -5,6 +5,8 @@ export type MessageKind =
   | 'booking_confirmation'
   | 'booking_notification'
   | 'booking_cancellation'
+  /** to the office: a cancellation by the office or through the API's operator (admin area) */
+  | 'booking_cancellation_notification'
   /** to the customer, due some minutes before the start (docs/reminders.md) */
   | 'booking_reminder'
   /** to the customer: their move through the manage link, with the updated .ics */
@@ -42,6 +44,8 @@ export interface BookingMoment {
  * - cancellation (to the customer): only while the appointment's start is still ahead;
  * - notification (to the office): only while the booking stands and the appointment has not ended (the
  *   office's own record; the booking list keeps every booking anyway);
+ * - cancellation notice (to the office): only while the appointment has not ended (after that the freed
+ *   time is of no use to the office).
  * - reminder (to the customer, due some minutes before the start): only while the booking stands and has
  *   not started; one that could not go out before the start (the worker was down) is dropped.
  * - moved (to the customer): as a confirmation: a later move or a cancellation sends its own message;
@@ -60,6 +64,9 @@ export function staleMessageReason(kind: MessageKind, booking: BookingMoment, no
     case 'booking_notification':
       if (booking.cancelled) return 'the booking was cancelled before the notification went out';
       if (booking.end <= now) return 'the appointment was over before the notification went out';
+      return null;
+    case 'booking_cancellation_notification':
+      if (booking.end <= now) return 'the appointment was over before the cancellation notice went out';
       return null;
     case 'booking_reminder':
       if (booking.cancelled) return 'the booking was cancelled before the reminder was due';

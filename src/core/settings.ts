@@ -136,31 +136,6 @@ export function maskSmtpUrl(text: string): string {
   }
 }
 
-/**
- * A submitted URL whose password is still the mask gets the stored password back, but only when the rest of
- * the URL is exactly the stored one (scheme, user, host, port, path and query alike): otherwise a signed-in
- * attacker could send the password to a server of theirs, or through a proxy or without TLS.
- */
-export function unmaskSmtpUrl(submitted: string, stored: string, field = 'smtp_url'): string {
-  if (submitted === '') return '';
-  const url = new URL(submitted);
-  if (url.password !== PASSWORD_MASK) return submitted;
-  let old: URL | null;
-  try {
-    old = stored === '' ? null : new URL(stored);
-  } catch {
-    old = null;
-  }
-  const same = old !== null && old.password !== '' && maskSmtpUrl(stored) === url.href;
-  if (!same || !old)
-    throw new InvalidInput(
-      `the server or user changed: type the password again instead of ${PASSWORD_MASK} (it is kept only while the rest of the URL, options included, is unchanged)`,
-      field,
-    );
-  url.password = old.password;
-  return url.href;
-}
-
 /** One line of contact text (phone, address): trimmed, no control characters, at most `max` characters; '' clears it. */
 function contactLine(key: string, text: string, max: number): string {
   const value = text.trim();

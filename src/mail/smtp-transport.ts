@@ -88,3 +88,74 @@ export function describeSendError(error: unknown): string {
   }
   return String(error);
 }
+
+/** A transport for one check from the E-mail page: no pool, and nothing waits longer than `maxWaitMs`. */
+function oneShotTransport(url: string, maxWaitMs: number): Transporter {
+  return nodemailer.createTransport({ url, connectionTimeout: maxWaitMs, greetingTimeout: maxWaitMs, socketTimeout: maxWaitMs });
+}
+
+/** Connects, says EHLO, does STARTTLS or TLS as the URL asks, and authenticates: sends nothing. */
+export async function verifySmtp(url: string, maxWaitMs: number): Promise<void> {
+  const transporter = oneShotTransport(url, maxWaitMs);
+  try {
+    await transporter.verify();
+  } finally {
+    transporter.close();
+  }
+}
+
+/** Sends one plain message straight through the server (the E-mail page's test, not through the outbox). */
+export async function sendDirect(
+  url: string,
+  maxWaitMs: number,
+  mail: { from: string; fromName: string; to: string; subject: string; text: string },
+): Promise<void> {
+  const transporter = oneShotTransport(url, maxWaitMs);
+  try {
+    await transporter.sendMail({
+      from: { name: mail.fromName, address: mail.from },
+      to: { name: '', address: mail.to },
+      subject: mail.subject,
+      text: mail.text,
+      envelope: { from: mail.from, to: [mail.to] },
+      disableFileAccess: true,
+      disableUrlAccess: true,
+    });
+  } finally {
+    transporter.close();
+  }
+}
+
+/**
+ * An SMTP failure in words an operator understands, with the server's own answer when there is one:
+ * shown on the E-mail page after a test.
+ */
+export function plainSmtpError(error: unknown): string {
+  const e = error as Error & { responseCode?: number; response?: string; code?: string; command?: string };
+  const answer = e.response ? ` The server answered: "${e.response}".` : '';
+  const cause = (e.message ?? String(error)).replace(/\s+/g, ' ');
+  switch (e.code) {
+    case 'EAUTH':
+      return `The server refused the user name or password.${answer || ` (${cause})`}`;
+    case 'ENOAUTH':
+      return 'The server asks for a user name and password: fill in both.';
+    case 'EENVELOPE':
+      return `The server refused the sender or the recipient address.${answer || ` (${cause})`}`;
+    case 'EMESSAGE':
+      return `The server refused the message.${answer || ` (${cause})`}`;
+    case 'ETLS':
+      return `The encrypted connection (TLS) failed: check the security setting and port. (${cause})`;
+    case 'ETIMEDOUT':
+      return `The server did not answer in time: check the host and port, and whether a firewall blocks them. (${cause})`;
+    case 'EDNS':
+      return `The host name could not be found: check its spelling. (${cause})`;
+    case 'ECONNECTION':
+    case 'ESOCKET':
+      if (/ECONNREFUSED/.test(cause)) return `Nothing accepts connections at that host and port: check both. (${cause})`;
+      if (/certificate|SSL|TLS|wrong version/i.test(cause))
+        return `The encrypted connection (TLS) failed: check the security setting and port. (${cause})`;
+      return `The connection to the server failed. (${cause})`;
+    default:
+      return e.responseCode ? `The server refused.${answer}` : `The test failed: ${cause}`;
+  }
+}

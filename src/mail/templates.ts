@@ -175,10 +175,19 @@ function manageLink(source: MessageSource): { text: string[]; html: string[] } {
 const CUSTOMER_KINDS_WITH_LINK: ReadonlySet<MessageKind> = new Set(['booking_confirmation', 'booking_moved', 'booking_reminder']);
 
 /** The kinds that go to the office, not to the customer. */
-const OFFICE_KINDS: ReadonlySet<MessageKind> = new Set(['booking_notification', 'customer_cancelled_notice', 'customer_moved_notice']);
+const OFFICE_KINDS: ReadonlySet<MessageKind> = new Set([
+  'booking_notification',
+  'booking_cancellation_notification',
+  'customer_cancelled_notice',
+  'customer_moved_notice',
+]);
 
 /** The kinds whose .ics removes the event. */
-const CANCEL_KINDS: ReadonlySet<MessageKind> = new Set(['booking_cancellation', 'customer_cancelled_notice']);
+const CANCEL_KINDS: ReadonlySet<MessageKind> = new Set([
+  'booking_cancellation',
+  'booking_cancellation_notification',
+  'customer_cancelled_notice',
+]);
 
 function customerName(source: MessageSource): string {
   return personName(source.customer.firstName, source.customer.lastName);
@@ -205,6 +214,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
       booking_moved: `Appointment moved: ${reason.name}, ${when.date} ${when.from}`,
       customer_cancelled_notice: `Cancelled by the customer: ${who}, ${reason.name}, ${when.date} ${when.from}`,
       customer_moved_notice: `Moved by the customer: ${who}, ${reason.name}, now ${when.date} ${when.from}`,
+      booking_cancellation_notification: `Cancelled: ${who}, ${reason.name}, ${when.date} ${when.from}`,
     }[kind],
     250,
   );
@@ -218,6 +228,7 @@ export function renderMessage(original: MessageSource): RenderedMessage {
     booking_moved: `your appointment with ${installation.name} has been moved. The new time:`,
     customer_cancelled_notice: `${who} cancelled their appointment through the manage link.`,
     customer_moved_notice: `${who} moved their appointment through the manage link from ${movedText} to ${when.date}, ${when.from}–${when.to}.`,
+    booking_cancellation_notification: `The appointment of ${who} was cancelled: the time is free again.`,
   }[kind];
   const facts: [string, string][] = [
     ['When', whenText],
@@ -239,7 +250,14 @@ export function renderMessage(original: MessageSource): RenderedMessage {
         ? 'The attached calendar file updates it in your calendar.'
         : 'The attached calendar file adds it to your calendar.';
   const link = manageLink(source);
-  const heading = kind === 'booking_notification' ? 'New booking' : office ? 'Changed by the customer' : greeting;
+  const heading =
+    kind === 'booking_notification'
+      ? 'New booking'
+      : kind === 'booking_cancellation_notification'
+        ? 'Booking cancelled'
+        : office
+          ? 'Changed by the customer'
+          : greeting;
   // every customer mail ends with how to reach the practice, beside the manage link
   const contact = toCustomer ? contactBlock(source.contact) : { text: [], html: [] };
 

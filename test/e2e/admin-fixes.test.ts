@@ -321,8 +321,10 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
     test('the menu marks the current page; / leads to the admin area, never JSON', async () => {
       await page.goto(`${base}/admin/customers`);
       assert.equal(await page.locator('nav a[aria-current="page"]').textContent(), 'Customers');
-      await page.goto(`${base}/admin/schedules/${scheduleId}/calendar`);
+      await page.goto(`${base}/admin/schedules/${scheduleId}`);
       assert.equal(await page.locator('nav a[aria-current="page"]').textContent(), 'Schedules');
+      await page.goto(`${base}/admin/schedules/${scheduleId}/calendar`);
+      assert.equal(await page.locator('nav a[aria-current="page"]').textContent(), 'Calendar');
       await page.goto(`${base}/`);
       assert.match(page.url(), /\/admin\/bookings$/);
       assert.equal(await page.locator('h1').textContent(), 'Bookings');

@@ -56,10 +56,29 @@ class Browser {
     );
   }
 
-  saveSmtp(smtpUrl: string, mailFrom = '') {
-    return this.post('/admin/mail/smtp', { smtp_url: smtpUrl, mail_from: mailFrom }, '/admin/mail');
+  saveSmtp(fields: Partial<Record<'host' | 'port' | 'security' | 'user' | 'password', string>>, mailFrom = '', action = 'save') {
+    const form: Record<string, string> = { mail_from: mailFrom, action };
+    for (const name of ['host', 'port', 'security', 'user', 'password'] as const) form[`smtp_${name}`] = fields[name] ?? '';
+    form.smtp_security ||= 'starttls';
+    return this.post('/admin/mail/smtp', form, '/admin/mail');
+  }
+
+  testConnection(fields: Parameters<Browser['saveSmtp']>[0]) {
+    return this.saveSmtp(fields, '', 'test');
+  }
+
+  testSend(to: string) {
+    return this.post('/admin/mail/test-send', { test_to: to }, '/admin/mail');
   }
 }
+
+/** The fields of a test server: plain SMTP on loopback (its STARTTLS certificate has expired) */
+const fieldsOf = (smtp: TestSmtpServer, credentials: { user?: string; password?: string } = {}) => ({
+  host: '127.0.0.1',
+  port: String(smtp.port),
+  security: 'none',
+  ...credentials,
+});
 
 /** The value of the input named `name` on a page */
 const fieldValue = (page: string, name: string) => new RegExp(`<input id="${name}" name="${name}"[^>]* value="([^"]*)"`).exec(page)?.[1];
@@ -99,20 +118,25 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
   const book = (slot: string, email: string) =>
     inst.api({ method: 'POST', url: '/api/bookings', payload: { schedule, reason, slot, submission: { email } } });
 
-  test('a bad URL gets an error beside the field and changes nothing', async () => {
+  test('bad fields get an error beside each and change nothing', async () => {
     const versionBefore = await configVersion(inst.db.kysely);
-    for (const [url, message] of [
-      ['http://mail.example.com:25', /Must start with smtp:\/\/ or smtps:\/\//],
-      ['mail.example.com', /Not a URL/],
-      ['smtp://', /The URL names no host/],
+    for (const [fields, field, message] of [
+      [{ host: 'mail example.com' }, 'smtp_host', /Must be a host name such as mail\.example\.com/],
+      [{ host: 'smtp://mail.example.com' }, 'smtp_host', /Must be a host name/],
+      [{ host: 'mail.example.com', port: '70000' }, 'smtp_port', /Must be a number from 1 to 65535/],
+      [{ host: 'mail.example.com', port: '25x' }, 'smtp_port', /Must be a number from 1 to 65535/],
+      [{ host: 'mail.example.com', security: 'ssl3' }, 'smtp_security', /Choose STARTTLS, TLS or none/],
+      [{ host: 'mail.example.com', password: 'secret' }, 'smtp_user', /A password needs a user name/],
     ] as const) {
-      const res = await browser.saveSmtp(url, 'appointments@example.com');
-      assert.equal(res.statusCode, 400, url);
-      assert.match(res.body, new RegExp(`<p class="error" id="smtp_url-error">${message.source}`), url);
-      assert.match(res.body, /id="smtp_url"[^>]*aria-invalid="true"/);
-      assert.equal(fieldValue(res.body, 'smtp_url'), url, 'what was typed is shown again');
+      const res = await browser.saveSmtp(fields, 'appointments@example.com');
+      assert.equal(res.statusCode, 400, JSON.stringify(fields));
+      assert.match(res.body, new RegExp(`<p class="error" id="${field}-error">${message.source}`), JSON.stringify(fields));
+      assert.match(res.body, new RegExp(`id="${field}"[^>]*aria-invalid="true"`));
+      assert.match(res.body, /class="error-summary"|role="alert"/, 'the error summary lists it');
+      assert.equal(fieldValue(res.body, 'smtp_host'), fields.host, 'what was typed is shown again');
+      assert.doesNotMatch(res.body, /value="secret"/, 'never a typed password back in clear');
     }
-    const badFrom = await browser.saveSmtp('smtp://127.0.0.1:2525', 'not an address');
+    const badFrom = await browser.saveSmtp({ host: '127.0.0.1', port: '2525' }, 'not an address');
     assert.equal(badFrom.statusCode, 400);
     assert.match(badFrom.body, /<p class="error" id="mail_from-error">Must be an e-mail address/);
 
@@ -123,31 +147,134 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
     assert.match((await browser.get('/admin/mail')).body, /No SMTP server is configured/);
   });
 
-  test('the saved password is never shown; saved again masked it is kept, but not for another server', async () => {
-    const withPassword = 'smtp://booking%40example.com:s3cr%40t@mail.example.com:587/?requireTLS=true';
-    assert.equal((await browser.saveSmtp(withPassword)).statusCode, 303);
-    assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, withPassword);
+  test('the fields build the stored URL and read back from it; the password is never shown, kept masked only while the rest is unchanged', async () => {
+    const typed = { host: 'mail.example.com', port: '587', security: 'starttls', user: 'booking@example.com', password: 's3cr@t:/' };
+    assert.equal((await browser.saveSmtp(typed)).statusCode, 303);
+    const stored = 'smtp://booking%40example.com:s3cr%40t%3A%2F@mail.example.com:587?requireTLS=true';
+    assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, stored);
     const pageHtml = (await browser.get('/admin/mail')).body;
     assert.doesNotMatch(pageHtml, /s3cr/);
-    const shown = fieldValue(pageHtml, 'smtp_url');
-    assert.equal(shown, 'smtp://booking%40example.com:********@mail.example.com:587/?requireTLS=true');
+    assert.equal(fieldValue(pageHtml, 'smtp_host'), 'mail.example.com');
+    assert.equal(fieldValue(pageHtml, 'smtp_port'), '587');
+    assert.match(pageHtml, /<option value="starttls" selected>/);
+    assert.equal(fieldValue(pageHtml, 'smtp_user'), 'booking@example.com');
+    assert.equal(fieldValue(pageHtml, 'smtp_password'), '********');
     assert.match(pageHtml, /Outgoing mail is sent through the SMTP server saved below/);
 
     // the form saved as shown keeps the password
+    const shown = { ...typed, password: '********' };
     assert.equal((await browser.saveSmtp(shown, 'appointments@example.com')).statusCode, 303);
-    assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, withPassword);
+    assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, stored);
     assert.equal((await loadSettings(inst.db.kysely)).mailFrom, 'appointments@example.com');
 
-    // the mask does not carry the password to another host
-    const elsewhere = await browser.saveSmtp(shown.replace('mail.example.com', 'attacker.example.net'), 'appointments@example.com');
-    assert.equal(elsewhere.statusCode, 400);
-    assert.match(elsewhere.body, /<p class="error" id="smtp_url-error">The server or user changed: type the password again/);
-    assert.doesNotMatch(elsewhere.body, /s3cr/);
-    assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, withPassword);
+    // the mask does not carry the password to another host, port, user, or over a weaker security
+    for (const changed of [
+      { host: 'attacker.example.net' },
+      { port: '2525' },
+      { user: 'other@example.com' },
+      { security: 'none' },
+      { security: 'tls', port: '587' },
+    ]) {
+      const elsewhere = await browser.saveSmtp({ ...shown, ...changed }, 'appointments@example.com');
+      assert.equal(elsewhere.statusCode, 400, JSON.stringify(changed));
+      assert.match(
+        elsewhere.body,
+        /<p class="error" id="smtp_password-error">The server, port, security or user changed: type the password again/,
+      );
+      assert.doesNotMatch(elsewhere.body, /s3cr/);
+      assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, stored);
+    }
+    // a connection test with the mask towards another host is refused the same way, before any connection
+    const probe = await browser.testConnection({ ...shown, host: 'attacker.example.net' });
+    assert.equal(probe.statusCode, 400);
+    assert.match(probe.body, /id="smtp_password-error">The server, port, security or user changed/);
+
+    // TLS with the usual port; none adds ignoreTLS (the worker's URL options of docs/security.md)
+    assert.equal((await browser.saveSmtp({ host: 'relay.example.com', security: 'tls', user: 'u', password: 'p' })).statusCode, 303);
+    assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, 'smtps://u:p@relay.example.com:465');
+    assert.equal((await browser.saveSmtp({ host: 'localhost', security: 'none' })).statusCode, 303);
+    assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, 'smtp://localhost:25?ignoreTLS=true');
 
     // emptied: no server
-    assert.equal((await browser.saveSmtp('', '')).statusCode, 303);
+    assert.equal((await browser.saveSmtp({ host: '' }, '')).statusCode, 303);
     assert.deepEqual([(await loadSettings(inst.db.kysely)).smtpUrl, (await loadSettings(inst.db.kysely)).mailFrom], ['', '']);
+  });
+
+  test('Test connection signs in without sending: passes with good credentials, shows the refusal with bad ones', async () => {
+    const smtp = await TestSmtpServer.start({ credentials: { user: 'office', pass: 'right' } });
+    smtpServers.push(smtp);
+    // an app of its own: its checks count apart from the next test's
+    const { app, browser } = await configuredApp({});
+    try {
+      const good = await browser.testConnection(fieldsOf(smtp, { user: 'office', password: 'right' }));
+      assert.equal(good.statusCode, 200, good.body);
+      assert.match(good.body, /id="smtp-result">Connection test passed: the server answered and accepted the sign-in\. Nothing was sent\./);
+      assert.equal(fieldValue(good.body, 'smtp_password'), '', 'a typed password is not shown back, nor turned into the mask');
+      assert.doesNotMatch(good.body, /value="right"/);
+
+      const bad = await browser.testConnection(fieldsOf(smtp, { user: 'office', password: 'wrong' }));
+      assert.equal(bad.statusCode, 200);
+      assert.match(
+        bad.body,
+        /id="smtp-result">Connection test failed: The server refused the user name or password\. The server answered: &quot;535 Invalid username or password&quot;/,
+      );
+
+      const nobody = await browser.testConnection(fieldsOf(smtp));
+      assert.match(nobody.body, /id="smtp-result">Connection test passed: the server answered\. No sign-in was tried \(no user given\)/);
+      await smtp.down();
+      const down = await browser.testConnection(fieldsOf(smtp, { user: 'office', password: 'right' }));
+      assert.match(down.body, /id="smtp-result">Connection test failed: Nothing accepts connections at that host and port: check both\./);
+      assert.equal(smtp.received.length, 0, 'a connection test sends nothing');
+      assert.equal((await loadSettings(inst.db.kysely)).smtpUrl, '', 'a test saves nothing');
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('Send a test e-mail goes straight to the server in use (not the outbox); a refusal is shown in plain words; tests are throttled', async () => {
+    const noServer = await browser.testSend('office@example.com');
+    assert.equal(noServer.statusCode, 400);
+    assert.match(noServer.body, /id="test_to-error">No SMTP server is configured/);
+    const page = (await browser.get('/admin/mail')).body;
+    assert.equal(fieldValue(page, 'test_to'), 'desk@example.com', 'the notification address by default');
+
+    const smtp = await TestSmtpServer.start();
+    smtpServers.push(smtp);
+    assert.equal((await browser.saveSmtp(fieldsOf(smtp), 'appointments@example.com')).statusCode, 303);
+    const outboxBefore = (await listMessages(inst.db)).length;
+    const sent = await browser.testSend('office@example.com');
+    assert.equal(sent.statusCode, 200, sent.body);
+    assert.match(sent.body, /id="test-send-result">Accepted: the SMTP server took the test message to office@example\.com/);
+    assert.equal(smtp.received.length, 1);
+    assert.deepEqual(smtp.received[0]!.envelopeTo, ['office@example.com']);
+    assert.equal(smtp.received[0]!.envelopeFrom, 'appointments@example.com');
+    assert.match(smtp.received[0]!.raw, /Subject: Test message from/);
+    assert.equal((await listMessages(inst.db)).length, outboxBefore, 'not through the outbox');
+
+    smtp.mode = 'permfail';
+    const refused = await browser.testSend('office@example.com');
+    assert.equal(refused.statusCode, 200);
+    assert.match(
+      refused.body,
+      /id="test-send-result">Not sent: The server refused the message\. The server answered: &quot;554 refused for now&quot;/,
+    );
+
+    const invalid = await browser.testSend('not an address');
+    assert.equal(invalid.statusCode, 400);
+    assert.match(invalid.body, /id="test_to-error">Must be an e-mail address/);
+
+    // five checks per ten minutes in all (connection tests included); the sixth is refused, unsent
+    smtp.mode = 'accept';
+    for (let i = 3; i <= 5; i++) assert.equal((await browser.testSend('office@example.com')).statusCode, 200);
+    assert.equal(smtp.received.length, 4);
+    const throttled = await browser.testSend('office@example.com');
+    assert.equal(throttled.statusCode, 429);
+    assert.match(throttled.body, /id="test-send-result">Not sent: too many tests in a short time\. Try again in 10 minutes\./);
+    const throttledTest = await browser.testConnection(fieldsOf(smtp));
+    assert.equal(throttledTest.statusCode, 429);
+    assert.match(throttledTest.body, /id="smtp-result">Connection test failed: too many tests in a short time/);
+    assert.equal(smtp.received.length, 4, 'nothing more was sent');
+    assert.equal((await browser.saveSmtp({ host: '' }, '')).statusCode, 303);
   });
 
   /** An app as `booking serve` builds it from this environment (src/server.ts), on the test's database, signed in. */
@@ -166,7 +293,9 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
       assert.match(pageHtml, /SMTP server in SMTP_URL \(set in the environment; it takes precedence/);
       assert.match(pageHtml, /<input id="smtp_url" type="text" value="smtps:\/\/ops:\*{8}@relay\.example\.com:465" readonly>/);
       assert.doesNotMatch(pageHtml, /env-secret/);
-      assert.equal((await browser.saveSmtp('smtp://other.example.com:25', 'appointments@example.com')).statusCode, 303);
+      assert.doesNotMatch(pageHtml, /id="smtp_host"/, 'no fields to edit');
+      assert.match(pageHtml, /Test connection/, 'SMTP_URL can still be tested');
+      assert.equal((await browser.saveSmtp({ host: 'other.example.com', port: '25' }, 'appointments@example.com')).statusCode, 303);
       const settings = await loadSettings(inst.db.kysely);
       assert.equal(settings.smtpUrl, '', 'the field set by the environment is not saved');
       assert.equal(settings.mailFrom, 'appointments@example.com');
@@ -199,7 +328,7 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
 
     const smtp = await TestSmtpServer.start();
     smtpServers.push(smtp);
-    assert.equal((await browser.saveSmtp(smtp.url, 'appointments@example.com')).statusCode, 303);
+    assert.equal((await browser.saveSmtp(fieldsOf(smtp), 'appointments@example.com')).statusCode, 303);
     const received = await smtp.waitFor(2);
     assert.deepEqual(received.map((m) => m.envelopeTo[0]).sort(), ['ada@example.com', 'desk@example.com']);
     assert.deepEqual(
@@ -212,7 +341,7 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
     // another server saved: the next messages go there, none to the old one
     const second = await TestSmtpServer.start();
     smtpServers.push(second);
-    assert.equal((await browser.saveSmtp(second.url, '')).statusCode, 303);
+    assert.equal((await browser.saveSmtp(fieldsOf(second), '')).statusCode, 303);
     assert.equal((await book('2026-06-02 10:00:00', 'bob@example.com')).statusCode, 201);
     const moved = await second.waitFor(2);
     assert.deepEqual(moved.map((m) => m.envelopeTo[0]).sort(), ['bob@example.com', 'desk@example.com']);

@@ -140,11 +140,17 @@ describeEachDatabase('mail delivery', (dialect) => {
     assert.equal(await retryMessage(inst.db, rows[0]!.id, NOW), false);
   });
 
-  test('a cancellation sends METHOD:CANCEL with the same UID and a higher SEQUENCE', async () => {
+  test('a cancellation sends METHOD:CANCEL with the same UID and a higher SEQUENCE, and the office a notice', async () => {
     const [detailsId] = (await listMessages(inst.db)).map((m) => m.detailsId);
     assert.equal(await cancelBooking(inst.db, detailsId!, NOW), true);
-    const received = await smtp.waitFor(3);
-    const cancellation = received[2]!;
+    const received = (await smtp.waitFor(4)).slice(2);
+    const cancellation = received.find((m) => m.envelopeTo[0] === 'ada@example.com')!;
+    const notice = received.find((m) => m.envelopeTo[0] === 'desk@example.com');
+    assert.ok(notice, 'the office is told of the cancellation');
+    assert.match(headerOf(notice, 'subject'), /^Cancelled: Ada Lovelace, Check-up/);
+    assert.match(headerOf(notice, 'reply-to'), /ada@example\.com/);
+    assert.match(partOf(notice.raw, 'text/plain').body, /^Booking cancelled\r?\n\r?\nThe appointment of Ada Lovelace was cancelled/);
+    assert.equal(parseIcs(partOf(notice.raw, 'text/calendar').body).get('METHOD'), 'CANCEL');
     assert.deepEqual(cancellation.envelopeTo, ['ada@example.com']);
     assert.match(headerOf(cancellation, 'subject'), /cancelled/i);
     const ics = parseIcs(partOf(cancellation.raw, 'text/calendar').body);

@@ -62,7 +62,7 @@ describeEachDatabase('stale mail is skipped, current mail is sent', (dialect) =>
     const futureCancelled = await book('2026-06-05 10:00:00', 'future-cancelled');
     assert.equal(await cancelBooking(inst.db, pastCancelled, NOW), true);
     assert.equal(await cancelBooking(inst.db, futureCancelled, NOW), true);
-    assert.equal((await listMessages(inst.db, { state: 'queued' })).length, 10);
+    assert.equal((await listMessages(inst.db, { state: 'queued' })).length, 12);
 
     // the server is set on Wednesday: everything due goes through the worker at once
     worker = startOutboxWorker({ db: inst.db, smtpUrl: smtp.url, giveUpAfterMs: 3_600_000, pollIntervalMs: 50, clock: () => LATER });
@@ -78,6 +78,7 @@ describeEachDatabase('stale mail is skipped, current mail is sent', (dialect) =>
       booking_confirmation: 'skipped: the booking was cancelled before the confirmation went out',
       booking_notification: 'skipped: the booking was cancelled before the notification went out',
       booking_cancellation: "skipped: the appointment's time had passed before the cancellation went out",
+      booking_cancellation_notification: 'skipped: the appointment was over before the cancellation notice went out',
     });
     assert.deepEqual(await outcome(past), {
       booking_confirmation: 'skipped: the appointment had begun before the confirmation went out',
@@ -88,9 +89,11 @@ describeEachDatabase('stale mail is skipped, current mail is sent', (dialect) =>
       booking_confirmation: 'skipped: the booking was cancelled before the confirmation went out',
       booking_notification: 'skipped: the booking was cancelled before the notification went out',
       booking_cancellation: 'sent',
+      booking_cancellation_notification: 'sent',
     });
-    // what the SMTP server received: exactly the three current messages
+    // what the SMTP server received: exactly the four current messages
     assert.deepEqual(smtp.received.map((m) => m.envelopeTo.join()).sort(), [
+      'desk@example.com',
       'desk@example.com',
       'future-cancelled@example.com',
       'future@example.com',

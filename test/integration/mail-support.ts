@@ -34,10 +34,14 @@ export class TestSmtpServer {
   closeTimeoutMs: number | undefined = undefined;
   private server: SMTPServer | null = null;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    /** when set, the server requires AUTH (PLAIN or LOGIN, over plain text: loopback only) with these */
+    readonly credentials: { user: string; pass: string } | null,
+  ) {}
 
-  static async start(): Promise<TestSmtpServer> {
-    const smtp = new TestSmtpServer(await freePort());
+  static async start(options: { credentials?: { user: string; pass: string } } = {}): Promise<TestSmtpServer> {
+    const smtp = new TestSmtpServer(await freePort(), options.credentials ?? null);
     await smtp.up();
     return smtp;
   }
@@ -49,7 +53,18 @@ export class TestSmtpServer {
 
   async up(): Promise<void> {
     const options: SMTPServerOptions = {
-      disabledCommands: ['STARTTLS', 'AUTH'],
+      disabledCommands: this.credentials ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
+      ...(this.credentials
+        ? {
+            authOptional: false,
+            allowInsecureAuth: true,
+            onAuth: (auth, _session, callback) => {
+              const good = auth.username === this.credentials!.user && auth.password === this.credentials!.pass;
+              if (good) callback(null, { user: auth.username });
+              else callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
+            },
+          }
+        : {}),
       logger: false,
       ...(this.closeTimeoutMs === undefined ? {} : { closeTimeout: this.closeTimeoutMs }),
       onData: (stream, session, callback) => {

@@ -38,3 +38,9 @@ test("the office's notices of the customer's changes go until the appointment en
   assert.match(staleMessageReason('customer_moved_notice', booked, end)!, /was over/);
   assert.match(staleMessageReason('customer_moved_notice', cancelled, start - 1)!, /cancelled/);
 });
+
+test("the office's cancellation notice goes until the appointment's end, then it is skipped", () => {
+  assert.equal(staleMessageReason('booking_cancellation_notification', cancelled, start), null);
+  assert.equal(staleMessageReason('booking_cancellation_notification', cancelled, end - 1), null);
+  assert.match(staleMessageReason('booking_cancellation_notification', cancelled, end)!, /was over before the cancellation notice/);
+});

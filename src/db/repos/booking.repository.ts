@@ -335,8 +335,8 @@ export async function markBookingCancelled(
   now: number,
   changedIn: number,
   by: { who: 'customer' | 'office'; reason?: string | null } = { who: 'office' },
-): Promise<void> {
-  await trx
+): Promise<boolean> {
+  const result = await trx
     .updateTable('bookings')
     .set((eb) => ({
       status: 'cancelled',
@@ -347,7 +347,10 @@ export async function markBookingCancelled(
       cancel_reason: by.reason ?? null,
     }))
     .where('id', '=', id)
-    .execute();
+    // only a booking still booked: of two cancellations at once, the second (waiting on the lock) changes nothing
+    .where('status', '=', 'booked')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Moves a booked appointment to a new time (already re-checked in this transaction); the SEQUENCE goes up. */

@@ -1,10 +1,9 @@
-// Bookings: the list (upcoming, past, by schedule and dates), a booking's details, cancelling, a week
-// calendar per schedule, and booking by hand for a customer on the phone. Booking and cancelling go
+// Bookings: the list (upcoming, past, by schedule and dates), a booking's details, cancelling (the
+// calendar is in calendar.ts), and booking by hand for a customer on the phone. Booking and cancelling go
 // through src/app/bookings.ts: the same rules and the same transaction as the API.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidInput, NotFound } from '../../core/errors.js';
 import {
-  listBookings,
   listBookingsPage,
   bookingsCsv,
   findBooking,
@@ -19,11 +18,9 @@ import { listSlots, staffSlots } from '../../app/availability.js';
 import { listSchedules } from '../../app/admin-schedules.js';
 import { text } from './form-input.js';
 import { publicFields, validateSubmission, type FormField } from '../../core/forms/form-fields.js';
-import { formatClock, formatDate, parseDate, weekdayOf, DAY_MS } from '../../core/time/calendar.js';
+import { formatDate, parseDate, DAY_MS } from '../../core/time/calendar.js';
 import type { Snapshot } from '../../app/snapshot.js';
 import { mailWarning, type FixedMailSettings } from './mail.js';
-import { openingIntervals } from '../../core/availability/free-slots.js';
-import { withinOpeningHours } from '../../core/availability/outside-hours.js';
 import { html, type Markup } from './html.js';
 import {
   checkbox,
@@ -78,7 +75,6 @@ function answerValue(value: unknown): string {
 export async function bookingRoutes(app: FastifyInstance, deps: AdminDeps, fixedMail: FixedMailSettings): Promise<void> {
   bookingListRoute(app, deps, fixedMail);
   bookingDetailsRoutes(app, deps);
-  weekCalendarRoute(app, deps);
   bookByHandRoutes(app, deps);
 }
 
@@ -349,47 +345,6 @@ ${answerInputs(fields, values, errors)}
       if (booking?.status !== 'cancelled') throw new NotFound('Booking not found');
     }
     return reply.redirect(`/admin/bookings/${encodeURIComponent(detailsId)}?saved=cancelled`, 303);
-  });
-}
-
-function weekCalendarRoute(app: FastifyInstance, { db, clock }: AdminDeps): void {
-  app.get('/schedules/:id/calendar', async (request, reply) => {
-    const { page: ctx, snapshot } = state(request);
-    const id = idParam((request.params as { id?: string }).id);
-    const schedule = id === null ? undefined : snapshot.schedules.get(id);
-    if (!schedule) throw new NotFound('Schedule not found');
-    const asked = parseDate(query(request).week ?? '') ?? today(snapshot, clock());
-    const monday = asked - ((['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].indexOf(weekdayOf(asked)) + 7) % 7);
-    const rows = await listBookings(
-      db,
-      { scheduleId: schedule.id, from: dayStart(snapshot, monday), to: dayStart(snapshot, monday + 7) },
-      clock(),
-    );
-    const days = Array.from({ length: 7 }, (_, i) => monday + i);
-    const localDay = (instant: number) => (snapshot.zone ? snapshot.zone.localDayOf(instant) : Math.floor(instant / DAY_MS));
-    return sendPage(
-      reply,
-      page(
-        ctx,
-        `Week of ${formatDate(monday)}: ${schedule.name}`,
-        html`
-<p><a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday - 7)}">← Previous week</a> ·
-<a href="/admin/schedules/${schedule.id}/calendar">This week</a> ·
-<a href="/admin/schedules/${schedule.id}/calendar?week=${formatDate(monday + 7)}">Next week →</a> ·
-<a href="/admin/schedules/${schedule.id}">Edit schedule</a> · <a href="/admin/schedules/${schedule.id}/book">Book by hand</a></p>
-<div class="week">${days.map((day) => {
-          const hours = openingIntervals(schedule.rules, day);
-          const booked = rows.filter((b) => localDay(b.start) === day);
-          return html`<div class="day${hours.length ? '' : ' closed'}"><h3>${weekdayOf(day)} ${formatDate(day)}</h3>
-<p class="muted">${hours.length ? hours.map((h) => `${formatClock(h.start)}-${formatClock(h.end)}`).join(', ') : 'closed'}${schedule.rules.exceptions.has(day) ? ' (exception)' : ''}</p>
-${booked.map((b) => {
-  const outside = snapshot.zone !== null && !withinOpeningHours(schedule.rules, snapshot.zone, b.start, b.end);
-  return html`<a class="appt${outside ? ' outside' : ''}" href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start).slice(11)}–${localTime(snapshot, b.end).slice(11)} ${b.reasonName}<br>${b.customerName || b.customerEmail}${outside ? html`<br><strong>outside the opening hours</strong>` : ''}</a>`;
-})}
-</div>`;
-        })}</div>`,
-      ),
-    );
   });
 }
 

@@ -16,6 +16,7 @@ export type Errors = Readonly<Record<string, string>>;
 
 const NAV: [string, string][] = [
   ['/admin/bookings', 'Bookings'],
+  ['/admin/calendar', 'Calendar'],
   ['/admin/schedules', 'Schedules'],
   ['/admin/customers', 'Customers'],
   ['/admin/closures', 'Closures'],

@@ -1,7 +1,9 @@
 // E-mail: the SMTP server and sender, and the outbox. Every booking queues its messages there; the worker
 // sends them through SMTP_URL or the server saved here, otherwise they stay here, readable. "Retry now"
-// makes a waiting or given-up message due at once. The saved password is never shown: the page shows
-// the URL with the password masked, and saving the masked value keeps the stored password.
+// makes a waiting or given-up message due at once. The server is edited as fields (host, port, security,
+// user, password) that build the one stored URL; the saved password is never shown: the field shows a mask,
+// and the mask saved with the other fields unchanged keeps the stored password. Test connection and Send a
+// test e-mail answer on the page itself (they change nothing, so there is nothing to redirect to).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NotFound } from '../../core/errors.js';
 import {
@@ -13,10 +15,17 @@ import {
   previewMessage,
   retryMessage,
 } from '../../app/outbox.js';
-import { DISCARDABLE_STATES, MESSAGE_STATES, type MessageState } from '../../core/messages.js';
-import { saveSendingSettings } from '../../app/sending-settings.js';
+import { DISCARDABLE_STATES, MESSAGE_STATES, mailRecipient, type MessageState } from '../../core/messages.js';
+import {
+  saveSendingSettings,
+  SendingChecks,
+  smtpUrlOfFields,
+  type CheckOutcome,
+  type SendingSettingsErrors,
+} from '../../app/sending-settings.js';
+import { SMTP_SECURITY, smtpFieldsFromUrl, type SmtpFields, type SmtpSecurity } from '../../core/smtp-fields.js';
 import { text } from './form-input.js';
-import { maskSmtpUrl } from '../../core/settings.js';
+import { maskSmtpUrl, PASSWORD_MASK } from '../../core/settings.js';
 import { html, type Markup } from './html.js';
 import { confirmPage, csrfField, input, page, select, type Errors } from './layout.js';
 import type { Db } from '../../db/connect.js';
@@ -60,10 +69,47 @@ Customers get no confirmations or cancellations; ${waiting} wait${health.waiting
   return '';
 }
 
+const SECURITY_LABELS: Readonly<Record<SmtpSecurity, string>> = {
+  starttls: 'STARTTLS (port 587, required)',
+  tls: 'TLS (port 465)',
+  none: 'None (a local relay only)',
+};
+const SMTP_FIELD_NAMES = ['host', 'port', 'security', 'user', 'password'] as const;
+const FIELD_LABELS = {
+  smtp_host: 'Host',
+  smtp_port: 'Port',
+  smtp_security: 'Security',
+  smtp_user: 'User',
+  smtp_password: 'Password',
+  mail_from: 'Sender address',
+  test_to: 'Send to',
+};
+
+/** The errors of the form, each a sentence. */
+function messages(invalid: SendingSettingsErrors): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const [field, e] of Object.entries(invalid))
+    if (e)
+      errors[field] =
+        field === 'mail_from'
+          ? 'Must be an e-mail address, such as appointments@example.com.'
+          : `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}.`;
+  return errors;
+}
+
+/** The result of a test, as a notice at the top of its section (role=status: read out when shown). */
+function outcomeMarkup(id: string, outcome: CheckOutcome, success: string, failure: string): Markup {
+  if (outcome.ok) return html`<p class="flash" role="status" id="${id}">${success}</p>`;
+  if ('throttled' in outcome)
+    return html`<p class="danger" role="status" id="${id}">${failure}: too many tests in a short time. Try again in ${Math.ceil(outcome.throttled / 60)} minute${outcome.throttled > 60 ? 's' : ''}.</p>`;
+  return html`<p class="danger" role="status" id="${id}">${failure}: ${outcome.error}</p>`;
+}
+
 export async function mailRoutes(app: FastifyInstance, { db, clock }: AdminDeps, fixed: FixedMailSettings): Promise<void> {
   const environment = () => ({ smtpUrl: fixed.smtpUrl ?? '', mailFrom: fixed.mailFrom ?? '' });
+  const checks = new SendingChecks();
 
-  function smtpSection(request: FastifyRequest, values: Record<string, string>, errors: Errors): Markup {
+  function smtpSection(request: FastifyRequest, values: Record<string, string>, errors: Errors, result?: Markup): Markup {
     const { page: ctx, snapshot } = state(request);
     const saved = snapshot.settings;
     const env = environment();
@@ -75,16 +121,29 @@ export async function mailRoutes(app: FastifyInstance, { db, clock }: AdminDeps,
     const links = fixed.publicUrl
       ? html`<p class="muted" id="manage-link-status">Customer mail carries a link to cancel or move the appointment, at ${fixed.publicUrl}/manage/… (PUBLIC_URL).</p>`
       : html`<p class="alert" id="manage-link-status">Customer mail carries no link to cancel or move the appointment: set PUBLIC_URL in the environment to the address customers reach this installation at (docs/manage-link.md).</p>`;
-    return html`<h2 id="smtp">Sending</h2><section>${status}${links}
+    const shown = smtpFieldsFromUrl(saved.smtpUrl);
+    const value = (name: keyof SmtpFields) => values[`smtp_${name}`] ?? shown[name];
+    return html`<h2 id="smtp">Sending</h2><section>${status}${links}${result ?? ''}
 <form method="post" action="/admin/mail/smtp">${csrfField(ctx)}
 ${
   env.smtpUrl
     ? fixedField('SMTP server', 'smtp_url', maskSmtpUrl(env.smtpUrl), 'SMTP_URL')
-    : input('SMTP server', 'smtp_url', values.smtp_url ?? maskSmtpUrl(saved.smtpUrl), errors, {
-        placeholder: 'smtp://user:password@mail.example.com:587',
-        autocomplete: 'off',
-        hint: 'smtp:// (STARTTLS when offered) or smtps:// (TLS from the start); percent-encode @ in the user or password as %40. The password is shown as ******** and kept when saved unchanged. Empty: send nothing.',
-      })
+    : html`<fieldset class="smtp-fields"><legend>SMTP server</legend>
+${input('Host', 'smtp_host', value('host'), errors, { placeholder: 'mail.example.com', autocomplete: 'off', hint: 'Empty: send nothing (mail waits in the outbox).' })}
+${select(
+  'Security',
+  'smtp_security',
+  value('security'),
+  SMTP_SECURITY.map((s): [string, string] => [s, SECURITY_LABELS[s]]),
+  errors,
+)}
+${input('Port', 'smtp_port', value('port'), errors, { type: 'text', placeholder: '587', autocomplete: 'off', hint: 'Empty: 587 with STARTTLS, 465 with TLS, 25 with none.' })}
+${input('User', 'smtp_user', value('user'), errors, { autocomplete: 'off' })}
+${input('Password', 'smtp_password', value('password'), errors, {
+  type: 'password',
+  autocomplete: 'new-password',
+  hint: `The saved password is shown as ${PASSWORD_MASK}; it is kept only while host, port, security and user stay the same.`,
+})}</fieldset>`
 }
 ${
   env.mailFrom
@@ -94,11 +153,32 @@ ${
         hint: 'Envelope and From of every message. Empty: the notification address.',
       })
 }
-${env.smtpUrl && env.mailFrom ? '' : html`<button>Save sending settings</button>`}
+<div class="row">${env.smtpUrl && env.mailFrom ? '' : html`<button name="action" value="save">Save sending settings</button>`}
+<button class="secondary" name="action" value="test" id="test-connection">Test connection</button></div>
+<p class="muted">Test connection connects and signs in with ${env.smtpUrl ? 'SMTP_URL' : 'the settings above (saved or not)'}, and sends nothing.</p>
 </form></section>`;
   }
 
-  async function mailPage(request: FastifyRequest, values: Record<string, string>, errors: Errors, flash?: string): Promise<string> {
+  function testSendSection(request: FastifyRequest, to: string, errors: Errors, result?: Markup): Markup {
+    const { page: ctx, snapshot } = state(request);
+    return html`<h2 id="test-send">Send a test e-mail</h2><section>${result ?? ''}
+<form method="post" action="/admin/mail/test-send">${csrfField(ctx)}
+${input('Send to', 'test_to', to || snapshot.settings.notifyEmail, errors, { type: 'email', hint: "Sent at once through the SMTP server in use (not through the outbox); the server's answer is shown here." })}
+<button>Send a test e-mail</button></form></section>`;
+  }
+
+  interface Results {
+    smtp?: Markup;
+    testSend?: Markup;
+  }
+
+  async function mailPage(
+    request: FastifyRequest,
+    values: Record<string, string>,
+    errors: Errors,
+    flash?: string,
+    results: Results = {},
+  ): Promise<string> {
     const { page: ctx, snapshot } = state(request);
     const q = query(request);
     const chosen = (MESSAGE_STATES as readonly string[]).includes(q.state ?? '') ? (q.state as MessageState) : undefined;
@@ -107,7 +187,8 @@ ${env.smtpUrl && env.mailFrom ? '' : html`<button>Save sending settings</button>
     return page(
       ctx,
       'E-mail',
-      html`${await mailWarning(db, snapshot, fixed)}${smtpSection(request, values, errors)}
+      html`${await mailWarning(db, snapshot, fixed)}${smtpSection(request, values, errors, results.smtp)}
+${testSendSection(request, values.test_to ?? '', errors, results.testSend)}
 <h2 id="outbox">Outbox</h2>
 <p>${MESSAGE_STATES.map((s) => html`<span class="muted">${s}: ${counts[s] ?? 0}</span> · `)}</p>
 <p class="muted">A message whose moment has passed (a confirmation of a cancelled or begun appointment, a cancellation of a past one) is not sent: it ends "skipped", with the reason.</p>
@@ -121,7 +202,7 @@ ${
 ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(snapshot, m.createdAt)}</a></td><td>${m.kind}</td><td>${m.recipient}</td><td>${m.state}</td><td>${m.attempts}</td><td>${m.state === 'skipped' ? `Skipped: ${m.skipReason ?? ''}` : (m.lastError ?? '')}</td></tr>`)}
 </tbody></table></div>`
 }`,
-      { flash, errors, labels: { smtp_url: 'SMTP server', mail_from: 'Sender address' } },
+      { flash, errors, labels: FIELD_LABELS },
     );
   }
 
@@ -147,22 +228,76 @@ ${messages.map((m) => html`<tr><td><a href="/admin/mail/${m.id}">${localTime(sna
   app.post('/mail/smtp', async (request, reply) => {
     const form = body(request);
     const env = environment();
-    const typed = { smtp_url: text(form, 'smtp_url').trim(), mail_from: text(form, 'mail_from').trim() };
+    const stored = state(request).snapshot.settings.smtpUrl;
+    const typed: Record<string, string> = { mail_from: text(form, 'mail_from').trim() };
+    for (const name of SMTP_FIELD_NAMES) typed[`smtp_${name}`] = text(form, `smtp_${name}`);
+    const fields: SmtpFields = {
+      host: typed.smtp_host!,
+      port: typed.smtp_port!,
+      security: typed.smtp_security as SmtpSecurity,
+      user: typed.smtp_user!,
+      password: typed.smtp_password!,
+    };
+    // never a password in clear back on the page: a newly typed one must be typed again (shown as the mask,
+    // it would stand for the stored password instead)
+    const shown = { ...typed, smtp_password: typed.smtp_password === PASSWORD_MASK ? PASSWORD_MASK : '' };
+
+    if (text(form, 'action') === 'test') {
+      const url = env.smtpUrl || smtpUrlOfFields(fields, stored);
+      if (typeof url !== 'string') return sendPage(reply, await mailPage(request, shown, messages(url)), 400);
+      if (url === '') return sendPage(reply, await mailPage(request, shown, { smtp_host: 'Fill in the host to test a server.' }), 400);
+      const outcome = await checks.testConnection(url, clock());
+      return sendPage(
+        reply,
+        await mailPage(request, shown, {}, undefined, {
+          smtp: outcomeMarkup(
+            'smtp-result',
+            outcome,
+            new URL(url).username
+              ? 'Connection test passed: the server answered and accepted the sign-in. Nothing was sent.'
+              : 'Connection test passed: the server answered. No sign-in was tried (no user given). Nothing was sent.',
+            'Connection test failed',
+          ),
+        }),
+        outcome.ok ? 200 : 'throttled' in outcome ? 429 : 200,
+      );
+    }
+
     const invalid = await saveSendingSettings(
       db,
-      { smtpUrl: typed.smtp_url, mailFrom: typed.mail_from },
+      { smtp: fields, mailFrom: typed.mail_from! },
       { smtpUrl: env.smtpUrl !== '', mailFrom: env.mailFrom !== '' },
-      state(request).snapshot.settings.smtpUrl,
+      stored,
     );
-    const errors: Record<string, string> = {};
-    if (invalid.smtpUrl) errors.smtp_url = `${invalid.smtpUrl.message.charAt(0).toUpperCase()}${invalid.smtpUrl.message.slice(1)}.`;
-    if (invalid.mailFrom) errors.mail_from = 'Must be an e-mail address, such as appointments@example.com.';
-    if (Object.keys(errors).length) {
-      // what was typed goes back, but never a password in clear once the URL can be read
-      const shown = { smtp_url: errors.smtp_url ? typed.smtp_url : maskSmtpUrl(typed.smtp_url), mail_from: typed.mail_from };
-      return sendPage(reply, await mailPage(request, shown, errors), 400);
-    }
+    if (Object.keys(invalid).length) return sendPage(reply, await mailPage(request, shown, messages(invalid)), 400);
     return reply.redirect('/admin/mail?saved=smtp', 303);
+  });
+
+  app.post('/mail/test-send', async (request, reply) => {
+    const form = body(request);
+    const { snapshot } = state(request);
+    const env = environment();
+    const to = text(form, 'test_to').trim();
+    const values = { test_to: to };
+    const url = env.smtpUrl || snapshot.settings.smtpUrl;
+    if (!mailRecipient(to))
+      return sendPage(reply, await mailPage(request, values, { test_to: 'Must be an e-mail address, such as office@example.com.' }), 400);
+    if (url === '')
+      return sendPage(reply, await mailPage(request, values, { test_to: 'No SMTP server is configured: save one above first.' }), 400);
+    const from = env.mailFrom || snapshot.settings.mailFrom || snapshot.settings.notifyEmail;
+    const outcome = await checks.sendTest(url, { from, fromName: snapshot.settings.name || 'Booking', to }, clock());
+    return sendPage(
+      reply,
+      await mailPage(request, values, {}, undefined, {
+        testSend: outcomeMarkup(
+          'test-send-result',
+          outcome,
+          `Accepted: the SMTP server took the test message to ${to}. Check that it arrives.`,
+          'Not sent',
+        ),
+      }),
+      outcome.ok ? 200 : 'throttled' in outcome ? 429 : 200,
+    );
   });
 
   app.get('/mail/:id', async (request, reply) => {

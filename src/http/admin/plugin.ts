@@ -21,6 +21,7 @@ import { customerRoutes } from './customers.js';
 import { mailRoutes, type FixedMailSettings } from './mail.js';
 import { webhookRoutes } from './webhooks.js';
 import { closureRoutes } from './closures.js';
+import { CALENDAR_CSS, calendarRoutes } from './calendar.js';
 
 export interface AdminPluginOptions extends AdminDeps {
   throttle?: SignInThrottle;
@@ -41,7 +42,10 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   errorPages(app);
 
   app.get('/assets/admin.css', async (_request, reply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(ADMIN_CSS),
+    reply
+      .type('text/css; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .send(ADMIN_CSS + CALENDAR_CSS),
   );
   app.get('/assets/admin.js', async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(ADMIN_JS),
@@ -58,4 +62,5 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   await mailRoutes(app, deps, options.fixedMail ?? { smtpUrl: null, mailFrom: null });
   await webhookRoutes(app, deps);
   closureRoutes(app, deps);
+  calendarRoutes(app, deps);
 }
