@@ -1,6 +1,7 @@
 // Webhooks as the operator manages them (CLI and admin area), and the events a booking's change queues in its
 // own transaction (docs/webhooks.md). Delivery is src/app/webhook-delivery.ts.
 import type { Db } from '../db/connect.js';
+import type { OnCreated } from './form-tokens.js';
 import { findBookingDetails, type BookingDetails } from '../db/repos/booking.repository.js';
 import { bumpConfigVersion, loadSettings } from '../db/repos/installation.repository.js';
 import {
@@ -39,13 +40,16 @@ export async function addWebhookEndpoint(
   input: { url: string; events: readonly WebhookEvent[] },
   now: number,
   secretShown: boolean,
+  onCreated?: OnCreated<number>,
 ): Promise<NewWebhookEndpoint> {
   const url = parseWebhookUrl(input.url);
   const secret = newWebhookSecret();
   const id = await db.write(async (trx) => {
     // the per-process snapshots hold the subscriptions: the very next booking in every process sees the endpoint
     await bumpConfigVersion(trx);
-    return insertEndpoint(trx, { url, events: input.events, secret, secretShown, createdAt: now });
+    const created = await insertEndpoint(trx, { url, events: input.events, secret, secretShown, createdAt: now });
+    await onCreated?.(trx, created);
+    return created;
   });
   return { id, url, events: [...input.events], enabled: true, createdAt: now, secret };
 }

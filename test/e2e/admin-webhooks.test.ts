@@ -96,7 +96,7 @@ describe('admin webhooks in chromium', { skip: BROWSER_SKIP }, () => {
     await page.waitForURL(/\/admin\/bookings/);
 
     await page.getByRole('link', { name: 'Webhooks' }).click();
-    await page.waitForURL(/\/admin\/webhooks$/);
+    await page.waitForURL(/\/admin\/webhooks\?form=[A-Za-z0-9_-]+$/);
     assert.equal(await page.locator('#no-endpoints').count(), 1);
 
     // a refused URL: the error beside the field, what was typed kept, nothing stored
@@ -109,6 +109,7 @@ describe('admin webhooks in chromium', { skip: BROWSER_SKIP }, () => {
     // added: redirected to the page that shows the secret, once
     await page.getByLabel('Endpoint URL').fill(receiver.url('/hook'));
     await page.getByLabel('booking.cancelled').uncheck();
+    const once = await page.locator('form[action="/admin/webhooks"] input[name=_once]').inputValue();
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     await page.waitForURL(/\/admin\/webhooks\/\d+\/secret$/);
     const secret = (await page.locator('#webhook-secret').textContent())!.trim();
@@ -118,6 +119,18 @@ describe('admin webhooks in chromium', { skip: BROWSER_SKIP }, () => {
     await page.reload();
     assert.equal(await page.locator('#secret-gone').count(), 1);
     assert.doesNotMatch(await page.content(), /whsec_/, 'a reload does not show the secret again');
+
+    // the same form again (as Back brings it: the token is in its address) and submitted: recognised as a
+    // resubmission by its one-time token, no second endpoint
+    await page.goto(`${base}/admin/webhooks?form=${once}`);
+    await page.getByLabel('Endpoint URL').fill(receiver.url('/hook'));
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    assert.match((await page.locator('main').textContent()) ?? '', /already submitted/);
+    await page.goto(`${base}/admin/webhooks`);
+    assert.equal(await page.locator('#endpoints tbody tr').count(), 1, 'one endpoint, however often the form was sent');
+    await page.goto(
+      `${base}/admin/webhooks/${/\/admin\/webhooks\/(\d+)/.exec((await page.locator('#endpoints a').first().getAttribute('href')) ?? '')![1]}/secret`,
+    );
 
     await page.getByRole('link', { name: 'Go to the endpoint' }).click();
     assert.match((await page.locator('main').textContent()) ?? '', /booking\.created, booking\.rescheduled/);
@@ -153,7 +166,7 @@ describe('admin webhooks in chromium', { skip: BROWSER_SKIP }, () => {
     assert.match((await page.locator('#endpoint-state').textContent()) ?? '', /enabled/);
     await page.getByRole('link', { name: 'Remove…' }).click();
     await page.getByRole('button', { name: 'Remove endpoint' }).click();
-    await page.waitForURL(/\/admin\/webhooks\?saved=removed$/);
+    await page.waitForURL(/\/admin\/webhooks\?saved=removed&form=[A-Za-z0-9_-]+$/);
     assert.equal(await page.locator('#no-endpoints').count(), 1);
   });
 });

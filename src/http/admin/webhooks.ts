@@ -17,8 +17,9 @@ import {
 } from '../../app/webhooks.js';
 import { text } from './form-input.js';
 import { html, type Markup } from './html.js';
-import { checkbox, csrfField, fieldError, input, page, type Errors } from './layout.js';
-import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import { checkbox, csrfField, fieldError, input, onceField, page, type Errors } from './layout.js';
+import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
 
 const FLASHES: Record<string, string> = {
   removed: 'Webhook endpoint removed.',
@@ -42,6 +43,7 @@ export async function webhookRoutes(app: FastifyInstance, { db, clock }: AdminDe
     values: Record<string, string>,
     chosen: readonly string[],
     errors: Errors,
+    once: string,
     flash?: string,
   ) {
     const { page: ctx, snapshot } = state(request);
@@ -61,7 +63,7 @@ ${endpoints.map(
 </tbody></table></div>`
 }
 <h2 id="add">Add an endpoint</h2>
-<section><form method="post" action="/admin/webhooks">${csrfField(ctx)}
+<section><form method="post" action="/admin/webhooks">${csrfField(ctx)}${onceField(once)}
 ${input('Endpoint URL', 'url', values.url ?? '', errors, {
   type: 'url',
   required: true,
@@ -77,12 +79,17 @@ ${WEBHOOK_EVENTS.map((e) => checkbox(e, eventField(e), chosen.includes(e)))}
   }
 
   app.get('/webhooks', async (request, reply) => {
+    // a one-time token for the add form (in the address, so Back brings the same one): submitted twice, it adds one endpoint
+    const once = formTokenOfPage(request, reply);
+    if (once === null) return reply;
     const saved = query(request).saved;
-    return sendPage(reply, await listPage(request, {}, WEBHOOK_EVENTS, {}, saved ? FLASHES[saved] : undefined));
+    return sendPage(reply, await listPage(request, {}, WEBHOOK_EVENTS, {}, once, saved ? FLASHES[saved] : undefined));
   });
 
   app.post('/webhooks', async (request, reply) => {
     const form = body(request);
+    const once = text(form, '_once');
+    await checkFormToken(db, once);
     const url = text(form, 'url').trim();
     const chosen = WEBHOOK_EVENTS.filter((e) => text(form, eventField(e)) !== '');
     const errors: Record<string, string> = {};
@@ -95,14 +102,21 @@ ${WEBHOOK_EVENTS.map((e) => checkbox(e, eventField(e), chosen.includes(e)))}
     }
     if (!errors.events) {
       try {
-        const endpoint = await addWebhookEndpoint(db, { url, events }, clock(), false);
+        const now = clock();
+        const endpoint = await addWebhookEndpoint(
+          db,
+          { url, events },
+          now,
+          false,
+          claimFormToken(once, now, (created: number) => `/admin/webhooks/${created}`),
+        );
         return reply.redirect(`/admin/webhooks/${endpoint.id}/secret`, 303);
       } catch (error) {
         if (!(error instanceof InvalidInput)) throw error;
         errors.url = `${error.reason.charAt(0).toUpperCase()}${error.reason.slice(1)}.`;
       }
     }
-    return sendPage(reply, await listPage(request, { url }, chosen, errors), 400);
+    return sendPage(reply, await listPage(request, { url }, chosen, errors, once), 400);
   });
 
   app.get('/webhooks/:id/secret', async (request, reply) => {
