@@ -3,6 +3,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { connect } from '../../src/db/connect.js';
+import { cancelBooking, createBooking } from '../../src/app/bookings.js';
+import { addWebhookEndpoint } from '../../src/app/webhooks.js';
+import { SnapshotCache } from '../../src/app/snapshot.js';
 
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
@@ -130,5 +134,56 @@ describeEachDatabase('bookings', (dialect) => {
     assert.ok(!slots.includes('2026-06-06 11:00:00'));
     const form = await inst.api({ method: 'GET', url: `/api/forms?schedule=${desk}&reason=${talk}&slot=2026-06-06%2011:00:00` });
     assert.equal(form.statusCode, 404);
+  });
+});
+
+describeEachDatabase('two cancellations of one booking at once', (dialect) => {
+  test('one cancels; the other changes nothing and sends nothing (one mail, one webhook event)', async () => {
+    const NOW = Date.UTC(2026, 5, 1, 6, 0);
+    const inst = await testInstallation(dialect, {
+      now: NOW,
+      schedules: [
+        {
+          name: 'Desk',
+          slot_interval_minutes: 30,
+          horizon_days: 7,
+          weekly_hours: ALL_WEEK([['09:00', '18:00']]),
+          reasons: [{ name: 'Talk', duration_minutes: 30 }],
+          form: { email: { label: 'E-mail', input_type: 'email', required: true } },
+        },
+      ],
+    });
+    // a second connection, as another process or instance would have
+    const other = connect(inst.url);
+    try {
+      await addWebhookEndpoint(inst.db, { url: 'http://127.0.0.1:9/hook', events: ['booking.created', 'booking.cancelled'] }, NOW, true);
+      const schedule = inst.schedules[0]!;
+      const snapshot = await new SnapshotCache(inst.db).current();
+      const booked = await createBooking(
+        inst.db,
+        snapshot,
+        {
+          scheduleId: schedule.id,
+          reasonId: schedule.reasons[0]!.id,
+          slot: '2026-06-02 09:00:00',
+          submission: { email: 'a@example.com' },
+          source: 'api',
+        },
+        NOW,
+      );
+      const outcomes = await Promise.all([cancelBooking(inst.db, booked.detailsId, NOW), cancelBooking(other, booked.detailsId, NOW)]);
+      assert.deepEqual([...outcomes].sort(), [false, true]);
+      const mails = await inst.db.kysely.selectFrom('outbox').select('id').where('kind', '=', 'booking_cancellation').execute();
+      assert.equal(mails.length, 1, 'one cancellation mail');
+      const events = await inst.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('event_type', '=', 'booking.cancelled')
+        .execute();
+      assert.equal(events.length, 1, 'one booking.cancelled event');
+    } finally {
+      await other.close();
+      await inst.close();
+    }
   });
 });
