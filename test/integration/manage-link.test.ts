@@ -8,6 +8,7 @@ import { describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
 import { buildApp } from '../../src/http/build-app.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
+import { setOperatorSetting } from '../../src/app/installation.js';
 import { addWebhookEndpoint } from '../../src/app/webhooks.js';
 import { getSchedule, updateSchedule } from '../../src/app/admin-schedules.js';
 import { findBookingDetails } from '../../src/db/repos/booking.repository.js';
@@ -272,9 +273,14 @@ describeEachDatabase('manage link', (dialect) => {
       await updateSchedule(inst.db, schedule, { ...stored, settings: { ...stored.settings, cancelCutoffMinutes: minutes } });
     };
     await setCutoff(48 * 60);
+    // the practice's contact details, as every customer mail shows them, are where "please call" points
+    await setOperatorSetting(inst.db, 'installation.phone', '+49 30 1234 567');
+    await setOperatorSetting(inst.db, 'installation.website', 'https://practice.example.com');
     try {
       const page = await (await get(path)).text();
       assert.match(page, /Please call the practice/);
+      assert.ok(page.includes('<a href="tel:+49301234567">+49 30 1234 567</a>'), 'the phone, to call');
+      assert.ok(page.includes('<a href="https://practice.example.com">https://practice.example.com</a>'), 'the website');
       assert.ok(!page.includes(`${path}/cancel"`), 'no cancel button inside the cut-off');
       const refused = await post(`${path}/cancel`, { form_token: form, reason: '' });
       assert.equal(refused.status, 303);

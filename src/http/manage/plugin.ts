@@ -3,6 +3,7 @@
 // unknown, cancelled, begun) is the same "not valid" page with the same status, so nothing tells a
 // guesser whether a token exists. Its own headers (a strict CSP, no referrer: the token is in the path),
 // its own form parsing and a rate limit per client address, all encapsulated in this plugin.
+import type { InstallationSettings } from '../../core/settings.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { Db } from '../../db/connect.js';
@@ -92,8 +93,13 @@ function invalidPage(practice: string): string {
   );
 }
 
-function contact(practice: string, email: string): Markup {
-  return html`<p>${practice}${email ? html` · <a href="mailto:${email}">${email}</a>` : ''}</p>`;
+/** How to reach the practice: its name, e-mail and the contact details of its settings (as every customer mail shows them). */
+function contact(settings: InstallationSettings): Markup {
+  const { name, notifyEmail: email, phone, address, website } = settings;
+  const web = /^https?:\/\//i.test(website) ? html`<a href="${website}">${website}</a>` : website;
+  return html`<p>${name}${email ? html` · <a href="mailto:${email}">${email}</a>` : ''}${
+    phone ? html` · <a href="tel:${phone.replace(/[^0-9+]/g, '')}">${phone}</a>` : ''
+  }${address ? html`<br>${address}` : ''}${website ? html`<br>${web}` : ''}</p>`;
 }
 
 export async function managePlugin(app: FastifyInstance, options: ManagePluginOptions): Promise<void> {
@@ -165,10 +171,10 @@ export async function managePlugin(app: FastifyInstance, options: ManagePluginOp
     return reply.code(status).type('text/html; charset=utf-8').send(page);
   }
 
-  function insideCutoff(view: ManageView, settings: { name: string; notifyEmail: string }): Markup {
+  function insideCutoff(view: ManageView, settings: InstallationSettings): Markup {
     const hours = view.cutoffMinutes % 60 === 0 ? `${view.cutoffMinutes / 60} hours` : `${view.cutoffMinutes} minutes`;
     return html`<div class="note"><p>This appointment is less than ${hours} away: it can no longer be changed here. Please call the practice to cancel or move it.</p>
-${contact(settings.name, settings.notifyEmail)}</div>`;
+${contact(settings)}</div>`;
   }
 
   app.get('/:token', async (request, reply) => {
@@ -190,7 +196,7 @@ ${contact(settings.name, settings.notifyEmail)}</div>`;
 <h1>Your appointment</h1>
 ${appointment(view, settings)}
 ${actions}
-<footer>${contact(settings.name, settings.notifyEmail)}</footer>`,
+<footer>${contact(settings)}</footer>`,
       ),
     );
   });
@@ -264,7 +270,7 @@ ${appointment(view, settings)}
         'Appointment cancelled',
         settings.name,
         html`<h1>Your appointment is cancelled</h1><p role="status">A confirmation is on its way by e-mail. The link in your e-mail no longer works.</p>
-${contact(settings.name, settings.notifyEmail)}`,
+${contact(settings)}`,
       ),
     );
   });
@@ -308,7 +314,7 @@ ${back}`,
           layout(
             'Move',
             settings.name,
-            html`<h1>Move this appointment</h1><div class="note"><p>This appointment cannot be moved here. Please contact the practice.</p>${contact(settings.name, settings.notifyEmail)}</div>`,
+            html`<h1>Move this appointment</h1><div class="note"><p>This appointment cannot be moved here. Please contact the practice.</p>${contact(settings)}</div>`,
           ),
         );
       throw error;
