@@ -23,6 +23,7 @@ import { MINUTE_MS, formatDate, formatLocalDateTime, parseDate } from '../core/t
 import type { Snapshot } from './snapshot.js';
 import { availabilityContext, freeSlotAt } from './availability.js';
 import { queueBookingEvent } from './webhooks.js';
+import { CUSTOMER_ACTOR, auditTime, recordAudit, type Actor } from './audit.js';
 import { MemoryRateLimitStore, checkRate, type RateDecision, type RateLimitStore } from '../rate-limit/rate-limiter.js';
 
 const SECRET_KEY = 'manage.link_secret';
@@ -128,6 +129,8 @@ export async function cancelByCustomer(db: Db, snapshot: Snapshot, view: ManageV
     const cutoff = await findCancelCutoffMinutes(trx, current.scheduleId);
     if (now >= current.start - cutoff * MINUTE_MS) throw new InsideCutoff();
     await markBookingCancelled(trx, current.id, now, changedIn, { who: 'customer', reason: reason || null });
+    const when = `the appointment of ${auditTime(snapshot.settings.timezone, current.start)}`;
+    await recordAudit(trx, CUSTOMER_ACTOR, 'booking.cancelled', current.id, reason ? `${when}; reason: ${reason}` : when, now);
     const messages: { kind: MessageKind; recipient: string }[] = [];
     const customer = mailRecipient(current.customerEmail);
     const office = officeRecipient(snapshot);
@@ -210,6 +213,8 @@ export async function rescheduleBooking(
   slotText: string,
   now: number,
   by: 'customer' | 'office',
+  /** who moves it, for the audit trail; default: the customer when `by` is 'customer', else the system */
+  actor: Actor = by === 'customer' ? CUSTOMER_ACTOR : { kind: 'system' },
 ): Promise<RescheduleOutcome> {
   const before = await findBookingDetails(db.kysely, { id: bookingId });
   if (!before || before.status !== 'booked') throw new NotFound('Booking not found');
@@ -230,6 +235,9 @@ export async function rescheduleBooking(
     // moved row tells only its new time (and the last time it left): the days it left could be missed. A
     // move is rare, so it renews every answer instead: the config version (app/answer-cache.ts).
     await bumpConfigVersion(trx);
+    const zoneName = snapshot.settings.timezone;
+    const moveText = `from ${auditTime(zoneName, current.start)} to ${auditTime(zoneName, slot.start)}`;
+    await recordAudit(trx, actor, 'booking.rescheduled', current.id, moveText, now);
     const messages: { kind: MessageKind; recipient: string }[] = [];
     const customer = mailRecipient(current.customerEmail);
     const office = officeRecipient(snapshot);

@@ -314,15 +314,15 @@ export async function findBookingId(db: Q, detailsId: string): Promise<number | 
 export async function findBookedForCancel(
   trx: Q,
   detailsId: string,
-): Promise<{ id: number; scheduleId: number; customerEmail: string | null } | null> {
+): Promise<{ id: number; scheduleId: number; start: number; customerEmail: string | null } | null> {
   const row = await trx
     .selectFrom('bookings')
     .innerJoin('customers', 'customers.id', 'bookings.customer_id')
-    .select(['bookings.id', 'bookings.schedule_id', 'customers.email'])
+    .select(['bookings.id', 'bookings.schedule_id', 'bookings.start_at', 'customers.email'])
     .where('bookings.details_id', '=', detailsId)
     .where('bookings.status', '=', 'booked')
     .executeTakeFirst();
-  return row ? { id: row.id, scheduleId: row.schedule_id, customerEmail: row.email } : null;
+  return row ? { id: row.id, scheduleId: row.schedule_id, start: Number(row.start_at), customerEmail: row.email } : null;
 }
 
 /**
