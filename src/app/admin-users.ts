@@ -29,7 +29,8 @@ import { InvalidInput, NotFound } from '../core/errors.js';
 import { isEmailAddress } from '../core/forms/form-fields.js';
 import { controlCharacterProblem } from '../core/text.js';
 import { hashPassword } from './passwords.js';
-import { MIN_PASSWORD_LENGTH } from './installation.js';
+import { MIN_PASSWORD_LENGTH, openToken, sealToken, type TokenHolder } from './installation.js';
+import { holdUnshownToken, takeUnshownTokenRow } from '../db/repos/admin-session.repository.js';
 import { recordAudit, type Actor } from './audit.js';
 import { createSession, type Session } from './admin-auth.js';
 
@@ -156,7 +157,14 @@ export async function acceptInvitation(
       { email: invitation.email, name, passwordHash, role: invitation.role, scheduleIds: invitation.scheduleIds },
       now,
     );
-    await recordAudit(trx, { kind: 'admin', adminId: id, label: name }, 'user.joined', null, `${invitation.email} as ${invitation.role}`, now);
+    await recordAudit(
+      trx,
+      { kind: 'admin', adminId: id, label: name },
+      'user.joined',
+      null,
+      `${invitation.email} as ${invitation.role}`,
+      now,
+    );
     return id;
   });
   return createSession(db, adminId, now, name);
@@ -222,6 +230,19 @@ export function parseScheduleIds(text: string): number[] {
     .map((p) => p.trim())
     .filter((p) => p !== '');
   const ids = parts.map((p) => (/^[1-9][0-9]{0,9}$/.test(p) ? Number(p) : NaN));
-  if (ids.some((n) => Number.isNaN(n))) throw new InvalidInput(`schedules must be ids separated by commas, got ${JSON.stringify(text)}`, 'schedules');
+  if (ids.some((n) => Number.isNaN(n)))
+    throw new InvalidInput(`schedules must be ids separated by commas, got ${JSON.stringify(text)}`, 'schedules');
   return ids;
+}
+
+/** Holds a new invitation's token on the inviting session's row (sealed with its session id) for the page that shows it once. */
+export const holdInvitationToShow =
+  (session: TokenHolder) =>
+  async (trx: Db['kysely'], invitation: Invitation): Promise<void> =>
+    holdUnshownToken(trx, session.rowKey, sealToken(session.sessionId, invitation.token), 'unshown_invitation');
+
+/** The invitation token held for this session, once: null when it was already shown. */
+export async function takeInvitationToShow(db: Db, session: TokenHolder): Promise<string | null> {
+  const held = await db.write((trx) => takeUnshownTokenRow(trx, session.rowKey, 'unshown_invitation'));
+  return held === null ? null : openToken(session.sessionId, held);
 }

@@ -195,7 +195,14 @@ export async function cancelBooking(db: Db, detailsId: string, now: number, acto
     // the office hears of every cancellation as it hears of every booking
     if (office) messages.push({ kind: 'booking_cancellation_notification', recipient: office });
     await enqueueMessages(trx, booking.id, messages, now);
-    await recordAudit(trx, actor, 'booking.cancelled', booking.id, `the appointment of ${auditTime(settings.timezone, booking.start)}`, now);
+    await recordAudit(
+      trx,
+      actor,
+      'booking.cancelled',
+      booking.id,
+      `the appointment of ${auditTime(settings.timezone, booking.start)}`,
+      now,
+    );
     if (event) {
       const cancelled = { ...event.booking, status: 'cancelled' as const, cancelledAt: now };
       await queueBookingEvent(trx, 'booking.cancelled', cancelled, event.timezone, subscribers, now);
@@ -229,6 +236,13 @@ export async function editBookingAnswers(
   const changed = [...names].filter((name) => JSON.stringify(checked.answers[name]) !== JSON.stringify(booking.answers[name]));
   await db.write(async (trx) => {
     await updateBookingAnswers(trx, booking.id, { ...kept, ...checked.answers }, now);
-    await recordAudit(trx, actor, 'booking.edited', booking.id, changed.length ? `answers: ${changed.join(', ')}` : 'answers (unchanged)', now);
+    await recordAudit(
+      trx,
+      actor,
+      'booking.edited',
+      booking.id,
+      changed.length ? `answers: ${changed.join(', ')}` : 'answers (unchanged)',
+      now,
+    );
   });
 }

@@ -43,7 +43,9 @@ export async function findAdminSession(db: Q, idHash: string): Promise<SessionRo
     row && {
       ...row,
       admin_id: Number(row.admin_id),
-      last_seen_at: Number(row.last_seen_at), expires_at: Number(row.expires_at) }
+      last_seen_at: Number(row.last_seen_at),
+      expires_at: Number(row.expires_at),
+    }
   );
 }
 

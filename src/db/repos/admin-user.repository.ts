@@ -185,4 +185,3 @@ export async function withdrawInvitation(trx: Q, id: number, now: number): Promi
 export async function deleteOldInvitations(trx: Q, before: number): Promise<void> {
   await trx.deleteFrom('admin_invitations').where('expires_at', '<', before).execute();
 }
-

@@ -213,6 +213,8 @@ export interface BookingFilter {
   /** upcoming: ends after now, ascending; past: ended, descending */
   when?: 'upcoming' | 'past' | 'all';
   scheduleId?: number | null;
+  /** only these schedules (a staff member's); null or absent: all */
+  scheduleIds?: readonly number[] | null;
   customerId?: number | null;
   /** instants: start in [from, to) */
   from?: number | null;
@@ -245,6 +247,7 @@ function filtered<O>(q: Joined<O>, filter: BookingFilter, now: number): Joined<O
   if (when === 'upcoming') r = r.where('bookings.end_at', '>', now);
   if (when === 'past') r = r.where('bookings.end_at', '<=', now);
   if (filter.scheduleId) r = r.where('bookings.schedule_id', '=', filter.scheduleId);
+  if (filter.scheduleIds) r = r.where('bookings.schedule_id', 'in', filter.scheduleIds.length ? [...filter.scheduleIds] : [-1]);
   if (filter.customerId) r = r.where('bookings.customer_id', '=', filter.customerId);
   if (filter.from != null) r = r.where('bookings.start_at', '>=', filter.from);
   if (filter.to != null) r = r.where('bookings.start_at', '<', filter.to);
