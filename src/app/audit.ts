@@ -77,6 +77,9 @@ const VERBS: Record<string, string> = {
 /** "Booked by Sam Staff", "Cancelled by the customer (manage link)", "Booked through the API". */
 export function describeEvent(entry: Pick<AuditEntry, 'action' | 'actorKind' | 'actorLabel'>): string {
   const verb = VERBS[entry.action] ?? entry.action;
+  // events whose actor is their subject read as "Sam Staff signed in"
+  if (entry.actorKind === 'admin' && (entry.action === 'user.signed_in' || entry.action === 'user.joined'))
+    return `${entry.actorLabel} ${verb.toLowerCase()}`;
   switch (entry.actorKind) {
     case 'admin':
       return `${verb} by ${entry.actorLabel}`;
