@@ -25,7 +25,6 @@ import type { OnCreated } from './form-tokens.js';
 import { availabilityContext, findReason, findSchedule, freeSlotAt } from './availability.js';
 import { bookingForEvent, queueBookingEvent, subscribedWebhookEndpoints } from './webhooks.js';
 import { API_ACTOR, auditTime, recordAudit, type Actor } from './audit.js';
-import { personName } from '../core/text.js';
 
 export interface BookingRequest {
   scheduleId: number;
@@ -164,8 +163,8 @@ export async function createBooking(
       await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
     }
     const actor = request.actor ?? (request.source === 'api' ? API_ACTOR : { kind: 'system' });
-    const who = personName(customer.firstName, customer.lastName) || customer.email || `customer ${customer.id}`;
-    await recordAudit(trx, actor, 'booking.created', bookingId, `${reason.name}, ${request.slot.slice(0, 16)}, ${who}`, now);
+    // no customer data in the trail: erasing a customer (GDPR) leaves nothing of them here
+    await recordAudit(trx, actor, 'booking.created', bookingId, `${reason.name}, ${request.slot.slice(0, 16)}`, now);
     const created = { bookingId, detailsId, customerId: customer.id, start: slot.start, end };
     await onCreated?.(trx, created);
     return created;

@@ -129,8 +129,9 @@ export async function cancelByCustomer(db: Db, snapshot: Snapshot, view: ManageV
     const cutoff = await findCancelCutoffMinutes(trx, current.scheduleId);
     if (now >= current.start - cutoff * MINUTE_MS) throw new InsideCutoff();
     await markBookingCancelled(trx, current.id, now, changedIn, { who: 'customer', reason: reason || null });
+    // the customer's reason stays on the booking (erased with their data), not in the trail
     const when = `the appointment of ${auditTime(snapshot.settings.timezone, current.start)}`;
-    await recordAudit(trx, CUSTOMER_ACTOR, 'booking.cancelled', current.id, reason ? `${when}; reason: ${reason}` : when, now);
+    await recordAudit(trx, CUSTOMER_ACTOR, 'booking.cancelled', current.id, when, now);
     const messages: { kind: MessageKind; recipient: string }[] = [];
     const customer = mailRecipient(current.customerEmail);
     const office = officeRecipient(snapshot);

@@ -75,7 +75,7 @@ describeEachDatabase('audit trail: who booked, moved, cancelled or edited what',
     const made = await apiBook('2026-06-02 09:00:00', 'Ann');
     assert.equal(made.status, 201);
     assert.deepEqual(await events(made.body.booking_id), [
-      { actor_kind: 'api', actor_admin_id: null, actor_label: '', action: 'booking.created', summary: 'Talk, 2026-06-02 09:00, Ann' },
+      { actor_kind: 'api', actor_admin_id: null, actor_label: '', action: 'booking.created', summary: 'Talk, 2026-06-02 09:00' },
     ]);
     const before = await inst.db.kysely
       .selectFrom('audit_events')
@@ -112,7 +112,7 @@ describeEachDatabase('audit trail: who booked, moved, cancelled or edited what',
     assert.equal(cancelled.status, 303);
     const admin_ = { actor_kind: 'admin', actor_admin_id: adminId, actor_label: 'admin@example.com' };
     assert.deepEqual(await events(id), [
-      { ...admin_, action: 'booking.created', summary: 'Talk, 2026-06-03 10:00, Cleo' },
+      { ...admin_, action: 'booking.created', summary: 'Talk, 2026-06-03 10:00' },
       { ...admin_, action: 'booking.edited', summary: 'answers: notes' },
       { ...admin_, action: 'booking.cancelled', summary: 'the appointment of 2026-06-03 10:00' },
     ]);
@@ -138,9 +138,9 @@ describeEachDatabase('audit trail: who booked, moved, cancelled or edited what',
     assert.deepEqual(
       (await events(made.body.booking_id)).map((e) => [e.actor_kind, e.action, e.summary]),
       [
-        ['api', 'booking.created', 'Talk, 2026-06-04 09:00, Dora'],
+        ['api', 'booking.created', 'Talk, 2026-06-04 09:00'],
         ['customer', 'booking.rescheduled', 'from 2026-06-04 09:00 to 2026-06-04 11:00'],
-        ['customer', 'booking.cancelled', 'the appointment of 2026-06-04 11:00; reason: feeling better'],
+        ['customer', 'booking.cancelled', 'the appointment of 2026-06-04 11:00'],
       ],
     );
     const history = await (await admin.get(`/admin/bookings/${made.body.booking_details_id}`)).text();
