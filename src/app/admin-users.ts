@@ -20,7 +20,6 @@ import {
   lockAdministrators,
   updateAdminRole,
   useInvitation,
-  withdrawInvitation,
   type AdminUserRow,
   type InvitationRow,
 } from '../db/repos/admin-user.repository.js';
@@ -168,14 +167,6 @@ export async function acceptInvitation(
     return id;
   });
   return createSession(db, adminId, now, name);
-}
-
-/** Withdraws an open invitation: its link stops working. */
-export async function withdraw(db: Db, id: number, actor: Actor, now: number): Promise<void> {
-  await db.write(async (trx) => {
-    await withdrawInvitation(trx, id, now);
-    await recordAudit(trx, actor, 'user.changed', null, `invitation ${id} withdrawn`, now);
-  });
 }
 
 const LAST_ADMINISTRATOR = 'this is the last administrator: make another user administrator first';

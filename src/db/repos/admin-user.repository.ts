@@ -177,10 +177,6 @@ export async function listOpenInvitations(db: Q, now: number) {
   return rows.map((r) => ({ id: Number(r.id), email: r.email, role: r.role, expiresAt: Number(r.expires_at) }));
 }
 
-export async function withdrawInvitation(trx: Q, id: number, now: number): Promise<void> {
-  await trx.updateTable('admin_invitations').set({ expires_at: now }).where('id', '=', id).execute();
-}
-
 /** Keeps the table to what can still matter: used or expired invitations older than `before` go. */
 export async function deleteOldInvitations(trx: Q, before: number): Promise<void> {
   await trx.deleteFrom('admin_invitations').where('expires_at', '<', before).execute();
