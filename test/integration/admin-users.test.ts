@@ -126,6 +126,14 @@ describeEachDatabase('admin users: roles, invitations, staff limited to their sc
     assert.match(users, /sam@example\.com<\/td><td>Sam Staff<\/td><td>staff<\/td>\s*<td>North<\/td>/);
   });
 
+  test('an invitation link submitted twice at the same moment makes one account', async () => {
+    const path = await invite('twice@example.com', 'staff', [0]);
+    const results = await Promise.all([accept(path, 'First', 'twice password 1'), accept(path, 'Second', 'twice password 2')]);
+    assert.deepEqual(results.map((r) => r.res.status).sort(), [303, 404]);
+    const rows = await inst.db.kysely.selectFrom('admins').select('name').where('email', '=', 'twice@example.com').execute();
+    assert.equal(rows.length, 1);
+  });
+
   test('an invitation link expires after 7 days', async () => {
     const path = await invite('late@example.com', 'staff', [1]);
     const saved = inst.clock.now;
