@@ -1,9 +1,9 @@
 // Page frame and form pieces of the admin area. Every input has a label; an error is shown right
 // under its field and tied to it with aria-describedby; values typed are passed back in after an error.
-import { html, type Markup } from './html.js';
-import { CANONICAL_ZONE_NAMES } from '../../core/time/zone-names.js';
 import type { Session } from '../../app/admin-auth.js';
 import { mayOpen } from './roles.js';
+import { html, type Markup } from './html.js';
+import { CANONICAL_ZONE_NAMES } from '../../core/time/zone-names.js';
 
 export interface PageContext {
   /** null on the setup and sign-in pages */
