@@ -152,7 +152,8 @@ function flashOf(request: FastifyRequest): PlacedFlash | undefined {
  * The first submit button of a form is the one Enter presses: an invisible copy of the form's main button
  * comes first, so Enter in a field saves instead of adding or removing a row.
  */
-const defaultSubmit = (label: string) => html`<button class="default-submit" name="_action" value="save" tabindex="-1" aria-hidden="true">${label}</button>`;
+const defaultSubmit = (label: string) =>
+  html`<button class="default-submit" name="_action" value="save" tabindex="-1" aria-hidden="true">${label}</button>`;
 
 /** A save's confirmation, beside the part of the page that was saved (the redirect's anchor leads there). */
 const flashAt = (flash: PlacedFlash | undefined, at: string): Markup =>
@@ -233,7 +234,8 @@ function rowsShownAgain(rows: readonly FormRowInput[], errors: Errors): { rows: 
   const kept = rows.filter((r) => !isBlankRow(r));
   const renamed: Record<string, string> = {};
   kept.forEach((r, i) => {
-    for (const [key, message] of Object.entries(errors)) if (key.startsWith(`f${r.row}_`)) renamed[`f${i}_${key.slice(`f${r.row}_`.length)}`] = message;
+    for (const [key, message] of Object.entries(errors))
+      if (key.startsWith(`f${r.row}_`)) renamed[`f${i}_${key.slice(`f${r.row}_`.length)}`] = message;
   });
   return { rows: [...kept.map((r, i) => ({ ...r, row: i })), blankRow(kept.length)], errors: renamed };
 }
@@ -497,7 +499,11 @@ function scheduleEditRoutes(app: FastifyInstance, { db, clock }: AdminDeps): voi
     try {
       edit = scheduleFromForm(input);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { values: typed, errors: errorsOf(error, 'name'), reasonOnce: newFormToken() }), 400);
+      return sendPage(
+        reply,
+        editPage(request, schedule, { values: typed, errors: errorsOf(error, 'name'), reasonOnce: newFormToken() }),
+        400,
+      );
     }
     // asked again when a booking the operator did not see would be left outside (booked meanwhile)
     const confirmed = new Set(text(input, '_outside_confirmed').split(','));
@@ -506,9 +512,16 @@ function scheduleEditRoutes(app: FastifyInstance, { db, clock }: AdminDeps): voi
     try {
       await updateSchedule(db, schedule.id, edit);
     } catch (error) {
-      return sendPage(reply, editPage(request, schedule, { values: typed, errors: errorsOf(error, 'name'), reasonOnce: newFormToken() }), 400);
+      return sendPage(
+        reply,
+        editPage(request, schedule, { values: typed, errors: errorsOf(error, 'name'), reasonOnce: newFormToken() }),
+        400,
+      );
     }
-    return reply.redirect(`/admin/schedules/${schedule.id}${hoursChanged(schedule, edit) ? '?saved=hours#hours' : '?saved=saved#schedule'}`, 303);
+    return reply.redirect(
+      `/admin/schedules/${schedule.id}${hoursChanged(schedule, edit) ? '?saved=hours#hours' : '?saved=saved#schedule'}`,
+      303,
+    );
   });
 
   app.get('/schedules/:id/retire', async (request, reply) => {
@@ -635,7 +648,11 @@ function bookingFormRoutes(app: FastifyInstance, { db }: AdminDeps): void {
       return reply.redirect(`/admin/schedules/${schedule.id}?saved=form#form`, 303);
     } catch (error) {
       const shown = rowsShownAgain(rows, errorsOf(error, 'f0_name'));
-      return sendPage(reply, editPage(request, schedule, { formRows: shown.rows, formErrors: shown.errors, reasonOnce: newFormToken() }), 400);
+      return sendPage(
+        reply,
+        editPage(request, schedule, { formRows: shown.rows, formErrors: shown.errors, reasonOnce: newFormToken() }),
+        400,
+      );
     }
   });
 }
