@@ -5,9 +5,10 @@
 export const SCHEDULE_EDITOR_CSS = `
 .default-submit{position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden}
 button.small{padding:.25rem .6rem;font-size:.9rem}
-.hours-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(17rem,1fr));gap:0 1rem}
+.hours-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(24rem,100%),1fr));gap:0 1rem}
 .day-hours .interval{display:flex;flex-wrap:wrap;gap:.4rem .6rem;align-items:flex-end;margin:0 0 .5rem}
 .day-hours .interval label{display:flex;flex-direction:column;font-weight:400;font-size:.85rem}
+.day-hours input[type=time]{width:8.5rem}
 .day-hours .field{margin:.6rem 0 0}
 @media (max-width:40rem){
 .form-rows,.form-rows tbody,.form-rows tr,.form-rows td{display:block;width:100%}
