@@ -136,6 +136,12 @@ describeEachDatabase('admin: the schedule editor', (dialect) => {
         /<p class="error" id="weekly_hours.thu-error">An interval needs a start and an end: fill both times, or empty both.<\/p>/,
       );
       assert.match(page, /<a href="#weekly_hours.thu">Weekly hours, Thursday: An interval needs a start and an end/);
+      // a long value is refused without being quoted back
+      const long = await admin.post(path, withDay(await values(), 'fri', [['9'.repeat(5_000), '12:00']]));
+      assert.equal(long.status, 400);
+      const longPage = await long.text();
+      assert.match(longPage, /Weekly hours, Friday: A time is written HH:MM, e.g. 09:30./);
+      assert.ok(longPage.split('9'.repeat(5_000)).length <= 2, 'quoted at most once, as the typed value');
     });
   });
 

@@ -116,9 +116,15 @@ export function intervalIndices(values: FormInput, day: string): number[] {
  * as people type it.
  */
 function intervalsFromTimeInputs(input: FormInput, day: string, field: string): unknown[] {
+  // a time is short: a longer value is refused before the parser would quote it in its message
+  const time = (i: number, end: 'from' | 'to') => {
+    const value = text(input, hourField(day, i, end)).trim();
+    if (value.length > 8) throw InvalidInput.at(field, 'a time is written HH:MM, e.g. 09:30');
+    return value;
+  };
   return intervalIndices(input, day).flatMap((i) => {
-    const from = text(input, hourField(day, i, 'from')).trim();
-    const to = text(input, hourField(day, i, 'to')).trim();
+    const from = time(i, 'from');
+    const to = time(i, 'to');
     if (from === '' && to === '') return [];
     if (from === '' || to === '') throw InvalidInput.at(field, 'an interval needs a start and an end: fill both times, or empty both');
     const end = clockFromText(to);
