@@ -248,6 +248,7 @@ describeEachDatabase('admin schedule editor in chromium (issue 11)', (dialect) =
         await plain.locator('#name').fill('Room typed');
         await monday().getByRole('button', { name: 'Add interval' }).click();
         assert.equal(await monday().locator('.interval').count(), 3, 'the interval, the empty pair and one more');
+        assert.ok(plain.url().endsWith('#hours-mon'), 'the page opens at the day');
         assert.equal(await monday().getByLabel('From').first().inputValue(), '08:00', 'typed value kept');
         assert.equal(await plain.locator('#name').inputValue(), 'Room typed');
         await monday().getByLabel('From').nth(1).fill('13:00');
@@ -273,6 +274,7 @@ describeEachDatabase('admin schedule editor in chromium (issue 11)', (dialect) =
         const editor = () => plain.locator('#form-editor');
         await editor().locator('#f1_name').fill('phone');
         await editor().getByRole('button', { name: 'Add field' }).click();
+        assert.ok(plain.url().endsWith('#form-editor'), 'the page opens at the editor');
         assert.equal(await editor().locator('#f1_name').inputValue(), 'phone');
         await editor().locator('#f2_name').fill('notes');
         await editor().getByRole('button', { name: 'Add field' }).click();

@@ -70,7 +70,7 @@ describeEachDatabase('admin: the schedule editor', (dialect) => {
       assert.match(page, /<input type="time" id="hours_sun_1_to" name="hours_sun_1_to" value="">/);
       assert.match(
         page,
-        /<button class="secondary small" name="_action" value="add:mon" formnovalidate data-add-interval="mon">Add interval<\/button>/,
+        /<button class="secondary small" name="_action" value="add:mon" formaction="\/admin\/schedules\/\d+#hours-mon" formnovalidate data-add-interval="mon">Add interval<\/button>/,
       );
     });
 

@@ -160,7 +160,9 @@ const flashAt = (flash: PlacedFlash | undefined, at: string): Markup =>
   flash?.at === at ? html`<p class="flash" role="status">${flash.text}</p>` : html``;
 
 /** One weekday's opening intervals as pairs of time inputs, with one empty pair to add one, and the text alternative. */
-function weekdayHours(day: string, values: Record<string, string>, errors: Errors): Markup {
+function weekdayHours(action: string, day: string, values: Record<string, string>, errors: Errors): Markup {
+  // without JavaScript the form comes back at this day (the fragment of the address posted to)
+  const back = `${action}#hours-${day}`;
   const indices = intervalIndices(values, day);
   const filled = (i: number) => (values[hourField(day, i, 'from')] ?? '') !== '' || (values[hourField(day, i, 'to')] ?? '') !== '';
   const last = indices.at(-1);
@@ -170,9 +172,9 @@ function weekdayHours(day: string, values: Record<string, string>, errors: Error
   return html`<fieldset class="day-hours${errors[`weekly_hours.${day}`] ? ' invalid' : ''}" id="hours-${day}"><legend>${DAY_NAMES[day]}</legend>
 <div class="intervals" id="intervals-${day}">${indices.map(
     (i) => html`<div class="interval">${time(i, 'from', 'From')}${time(i, 'to', 'To')}
-<button class="secondary small" name="_action" value="remove:${day}:${i}" formnovalidate data-remove-interval>Remove</button></div>`,
+<button class="secondary small" name="_action" value="remove:${day}:${i}" formaction="${back}" formnovalidate data-remove-interval>Remove</button></div>`,
   )}</div>
-<button class="secondary small" name="_action" value="add:${day}" formnovalidate data-add-interval="${day}">Add interval</button>
+<button class="secondary small" name="_action" value="add:${day}" formaction="${back}" formnovalidate data-add-interval="${day}">Add interval</button>
 ${input(`${DAY_NAMES[day]} as text`, `weekly_hours.${day}`, values[`weekly_hours.${day}`] ?? '', errors, { placeholder: 'e.g. 8-12, 13-17' })}
 </fieldset>`;
 }
@@ -196,7 +198,7 @@ ${SETTING_FIELDS.map(({ key, min, max }) => input(SETTING_LABELS[key]![0], key, 
 <h2 id="hours">Weekly hours</h2>
 ${flashAt(flash, 'hours')}
 <p class="muted">Per weekday, the opening intervals, from and to. No interval: closed. An end of <code>00:00</code> is midnight at the end of the day. Empty pairs are ignored. Or type a day's hours as text, e.g. <code>9-12, 13:30-17</code>: that replaces its times.</p>
-<div class="hours-grid">${WEEKDAYS.map((d) => weekdayHours(d, values, errors))}</div>
+<div class="hours-grid">${WEEKDAYS.map((d) => weekdayHours(action, d, values, errors))}</div>
 <h2>Exceptions</h2>
 ${textarea('Date exceptions', 'exceptions', values.exceptions ?? '', errors, { rows: 4, hint: 'One date per line: "2026-12-24 closed" or "2026-12-27 10:00-12:00, 14:00-16:00". They replace that day\'s weekly hours.' })}
 <h2>Reminders</h2>
@@ -263,7 +265,7 @@ ${cell('options', html`<textarea id="${f('options')}" name="${f('options')}" row
 ${cell('remove', isNew ? html`` : html`<input type="checkbox" id="${f('remove')}" name="${f('remove')}" aria-label="Remove"${r.remove ? html` checked` : ''}>`)}
 </tr>`;
 })}
-</tbody></table></div><p class="row"><button class="secondary" name="_action" value="add_row" formnovalidate data-add-row>Add field</button>
+</tbody></table></div><p class="row"><button class="secondary" name="_action" value="add_row" formaction="/admin/schedules/${schedule.id}/form#form-editor" formnovalidate data-add-row>Add field</button>
 <button name="_action" value="save">Save booking form</button></p></form>`;
 }
 
@@ -473,7 +475,7 @@ function hoursWarningPage(request: FastifyRequest, schedule: StoredSchedule, inp
 ${typed.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
 <input type="hidden" name="_outside_confirmed" value="${outside.map((b) => b.id).join(',')}">
 <button class="delete" name="_action" value="confirm">Confirm: save the hours</button>
-<button class="secondary" name="_action" value="back">Back, change nothing</button></form></section>`,
+<button class="secondary" name="_action" value="back" formaction="/admin/schedules/${schedule.id}#hours">Back, change nothing</button></form></section>`,
   );
 }
 
