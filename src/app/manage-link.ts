@@ -215,7 +215,8 @@ export async function rescheduleBooking(
   if (!before || before.status !== 'booked') throw new NotFound('Booking not found');
   const { schedule, reason, ctx } = bookingRules(snapshot, before, now);
   return db.write(async (trx) => {
-    const changedIn = await bumpBookingsVersion(trx, schedule.id);
+    // the new time lands on the schedule like a booking: not once it is retired
+    const changedIn = await bumpBookingsVersion(trx, schedule.id, { inService: true });
     const current = await findBookingDetails(trx, { id: bookingId });
     if (!current || current.status !== 'booked' || changedIn === null) throw new NotFound('Booking not found');
     if (by === 'customer') {

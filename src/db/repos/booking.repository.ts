@@ -38,14 +38,17 @@ export async function bookingsVersion(db: Q, scheduleId: number): Promise<number
  * Within the transaction that books or cancels, before writing the booking: every process's cached answers
  * for the schedule go stale. Returns the new version, which the booking's row must carry (`changed_in`) so
  * that a process can find what changed after the version its answers were computed at (hot-reads.ts,
- * changesAround); null when there is no such schedule. On PostgreSQL it locks the schedule's row until the
- * transaction ends.
+ * changesAround); null when there is no such schedule, or (`inService`: a booking landing on it) when it is
+ * retired. On PostgreSQL it locks the schedule's row until the transaction ends; a retirement takes the same
+ * lock, and PostgreSQL checks `retired_at` again on the row as the lock's holder left it, so a booking that
+ * waited for a retirement finds the schedule retired.
  */
-export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<number | null> {
+export async function bumpBookingsVersion(trx: Q, scheduleId: number, options: { inService?: boolean } = {}): Promise<number | null> {
   const row = await trx
     .updateTable('schedules')
     .set((eb) => ({ bookings_version: eb('bookings_version', '+', 1) }))
     .where('id', '=', scheduleId)
+    .$if(options.inService === true, (q) => q.where('retired_at', 'is', null))
     .returning('bookings_version')
     .executeTakeFirst();
   return row === undefined ? null : Number(row.bookings_version);
@@ -67,26 +70,55 @@ export interface NewBooking {
   overrides?: readonly StaffOverride[];
 }
 
-export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
+/**
+ * Inserts the booking while its reason is in service; null when the reason is retired (or not the
+ * schedule's). Under the schedule's lock, in a statement of its own: on PostgreSQL it reads the reasons as
+ * committed now, so a reason retired by a transaction that held the lock first is seen (one statement, no
+ * round trip more under the lock).
+ */
+export async function insertBooking(trx: Q, b: NewBooking): Promise<number | null> {
+  // the casts give PostgreSQL each parameter's type in the SELECT list
+  const typed = (value: unknown, type: 'bigint' | 'integer' | 'text') => sql`cast(${value} as ${sql.raw(type)})`;
   const row = await trx
     .insertInto('bookings')
-    .values({
-      details_id: b.detailsId,
-      schedule_id: b.scheduleId,
-      reason_id: b.reasonId,
-      customer_id: b.customerId,
-      start_at: b.start,
-      end_at: b.end,
-      status: 'booked',
-      source: b.source,
-      answers: JSON.stringify(b.answers),
-      created_at: b.createdAt,
-      changed_in: b.changedIn,
-      staff_overrides: b.overrides?.length ? b.overrides.join(',') : null,
-    })
+    .columns([
+      'details_id',
+      'schedule_id',
+      'reason_id',
+      'customer_id',
+      'start_at',
+      'end_at',
+      'status',
+      'source',
+      'answers',
+      'created_at',
+      'changed_in',
+      'staff_overrides',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('reasons')
+        .select([
+          typed(b.detailsId, 'text').as('details_id'),
+          'schedule_id',
+          'id',
+          typed(b.customerId, 'integer').as('customer_id'),
+          typed(b.start, 'bigint').as('start_at'),
+          typed(b.end, 'bigint').as('end_at'),
+          sql`'booked'`.as('status'),
+          typed(b.source, 'text').as('source'),
+          typed(JSON.stringify(b.answers), 'text').as('answers'),
+          typed(b.createdAt, 'bigint').as('created_at'),
+          typed(b.changedIn, 'integer').as('changed_in'),
+          typed(b.overrides?.length ? b.overrides.join(',') : null, 'text').as('staff_overrides'),
+        ])
+        .where('id', '=', b.reasonId)
+        .where('schedule_id', '=', b.scheduleId)
+        .where('retired_at', 'is', null),
+    )
     .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+    .executeTakeFirst();
+  return row === undefined ? null : row.id;
 }
 
 /** Booked appointments of a schedule or a reason that have not ended yet. */
