@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
+import type { Db } from '../../src/db/connect.js';
 import { getSchedule } from '../../src/app/admin-schedules.js';
 import { loadSettings } from '../../src/db/repos/installation.repository.js';
 import { describeEachDatabase } from '../support/databases.js';
@@ -14,7 +15,7 @@ import { BROWSER_SKIP, launchBrowser, signedInPage, type LaunchedBrowser } from 
 describeEachDatabase('admin reminders and contact details in chromium', (dialect) => {
   describe('fields', { skip: BROWSER_SKIP }, () => {
     let site: ServedInstallation;
-    let db: ServedInstallation['db'];
+    let db: Db;
     let browser: LaunchedBrowser;
     let page: Page;
     let base: string;
