@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import type { Db } from '../../src/db/connect.js';
-import { describeEachDatabase } from '../support/databases.js';
+import { countRows, describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, localDateFromToday, servedInstallation, type ServedInstallation } from '../support/installation.js';
 import { BROWSER_SKIP, launchBrowser, mainText, signedInPage, type LaunchedBrowser } from '../support/chromium.js';
 
@@ -47,15 +47,7 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
     let scheduleId: number;
     let consultation: number;
 
-    const bookingCount = async () =>
-      Number(
-        (
-          await db.kysely
-            .selectFrom('bookings')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+    const bookingCount = () => countRows(db, 'bookings');
     const api = async (path: string, token = apiToken) => {
       const res = await fetch(`${base}/api${path}`, { headers: { authorization: `Bearer ${token}` } });
       return { status: res.status, body: (await res.json()) as any };
@@ -292,15 +284,7 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
     });
 
     test("changing the installation's zone warns that appointments keep their moment and says how many move", async () => {
-      const upcoming = Number(
-        (
-          await db.kysely
-            .selectFrom('bookings')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .where('status', '=', 'booked')
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+      const upcoming = await countRows(db, 'bookings', { status: 'booked' });
       assert.ok(upcoming > 0);
       await page.goto(`${base}/admin/settings`);
       await page.getByLabel('Time zone').selectOption('Asia/Kolkata');
@@ -320,16 +304,7 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
     });
 
     test('after the hours change, the schedule page lists the bookings now outside them and the calendar flags them', async () => {
-      const upcoming = Number(
-        (
-          await db.kysely
-            .selectFrom('bookings')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .where('status', '=', 'booked')
-            .where('schedule_id', '=', scheduleId)
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+      const upcoming = await countRows(db, 'bookings', { status: 'booked', schedule_id: scheduleId });
       await page.goto(`${base}/admin/schedules/${scheduleId}`);
       assert.equal(await page.locator('#outside-hours').count(), 0);
       for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']) {

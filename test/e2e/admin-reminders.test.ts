@@ -5,7 +5,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import type { Db } from '../../src/db/connect.js';
 import { getSchedule } from '../../src/app/admin-schedules.js';
 import { loadSettings } from '../../src/db/repos/installation.repository.js';
 import { describeEachDatabase } from '../support/databases.js';
@@ -15,7 +14,6 @@ import { BROWSER_SKIP, launchBrowser, signedInPage, type LaunchedBrowser } from 
 describeEachDatabase('admin reminders and contact details in chromium', (dialect) => {
   describe('fields', { skip: BROWSER_SKIP }, () => {
     let site: ServedInstallation;
-    let db: Db;
     let browser: LaunchedBrowser;
     let page: Page;
     let base: string;
@@ -28,7 +26,7 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
         reasons: [{ name: 'Check-up', duration_minutes: 30 }],
       };
       site = await servedInstallation(dialect, { setup: { name: 'Reminder practice' }, schedules: [schedule] });
-      ({ db, base } = site);
+      base = site.base;
       scheduleId = site.schedules[0]!.id;
       browser = await launchBrowser();
       page = await signedInPage(browser, base);
@@ -47,7 +45,7 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
       await page.waitForURL(/saved=general/);
       assert.equal(await page.getByLabel('Phone').inputValue(), '+49 30 1234567');
       assert.equal(await page.getByLabel('Address').inputValue(), 'Hauptstraße 1, 10115 Berlin');
-      const saved = await loadSettings(db.kysely);
+      const saved = await loadSettings(site.db.kysely);
       assert.deepEqual(
         [saved.phone, saved.address, saved.website],
         ['+49 30 1234567', 'Hauptstraße 1, 10115 Berlin', 'https://practice.example'],
@@ -61,7 +59,7 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
       assert.equal(await error.textContent(), 'Must start with https:// or http://');
       assert.equal(await page.getByLabel('Website').getAttribute('aria-describedby'), 'website-error');
       assert.equal(await page.getByLabel('Phone').inputValue(), '+49 30 7654321', 'what was typed is kept');
-      assert.equal((await loadSettings(db.kysely)).phone, '+49 30 1234567', 'nothing saved');
+      assert.equal((await loadSettings(site.db.kysely)).phone, '+49 30 1234567', 'nothing saved');
     });
 
     test('schedule page: reminders typed as "24 hours, 2 hours" are saved and shown back; a wrong one is refused in words', async () => {
@@ -72,7 +70,7 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
       await page.getByRole('button', { name: 'Save schedule' }).click();
       await page.waitForURL(/saved/);
       assert.equal(await page.getByLabel('Reminders before the appointment').inputValue(), '24 hours, 2 hours');
-      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [1440, 120]);
+      assert.deepEqual((await getSchedule(site.db, scheduleId)).reminderMinutesBefore, [1440, 120]);
 
       await page.getByLabel('Reminders before the appointment').fill('1 day, 2 fortnights');
       await page.getByRole('button', { name: 'Save schedule' }).click();
@@ -81,12 +79,12 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
         '"2 fortnights" is not a time before the appointment: write e.g. 24 hours, 2 hours or 30 minutes.',
       );
       assert.match((await page.locator('main').textContent()) ?? '', /Reminders before the appointment/, 'named in the summary');
-      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [1440, 120], 'nothing changed');
+      assert.deepEqual((await getSchedule(site.db, scheduleId)).reminderMinutesBefore, [1440, 120], 'nothing changed');
 
       await page.getByLabel('Reminders before the appointment').fill('');
       await page.getByRole('button', { name: 'Save schedule' }).click();
       await page.waitForURL(/saved/);
-      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [], 'empty: none');
+      assert.deepEqual((await getSchedule(site.db, scheduleId)).reminderMinutesBefore, [], 'empty: none');
     });
   });
 });
