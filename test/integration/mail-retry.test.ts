@@ -4,7 +4,7 @@
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ALL_WEEK, deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages, retryMessage } from '../../src/app/outbox.js';
 import { TestSmtpServer, messageIdOf, messageKey, until } from './mail-support.js';
@@ -27,14 +27,11 @@ describeEachDatabase('mail retries', (dialect) => {
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
+        deskSchedule({
           slot_interval_minutes: 60,
-          horizon_days: 7,
           capacity: 20,
           weekly_hours: ALL_WEEK([['09:00', '17:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
-        },
+        }),
       ],
     });
     schedule = inst.schedules[0]!.id;
