@@ -90,14 +90,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
   let inst: TestInstallation;
   let scheduleId: number;
   before(async () => {
-    inst = await testInstallation(dialect, {
-      now: NOW,
-      schedules: [
-        deskSchedule({
-          reasons: [{ name: 'Talk', duration_minutes: 60 }],
-        }),
-      ],
-    });
+    inst = await testInstallation(dialect, { now: NOW, schedules: [deskSchedule({ reasons: [{ name: 'Talk', duration_minutes: 60 }] })] });
     scheduleId = inst.schedules[0]!.id;
   });
   after(() => inst.close());

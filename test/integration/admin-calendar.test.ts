@@ -29,12 +29,7 @@ describeEachDatabase('admin calendar', (dialect) => {
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        deskSchedule({
-          horizon_days: 400,
-          capacity: 2,
-          weekly_hours: ALL_WEEK([['01:00', '12:00']]),
-          form: FORM,
-        }),
+        deskSchedule({ horizon_days: 400, capacity: 2, weekly_hours: ALL_WEEK([['01:00', '12:00']]), form: FORM }),
         {
           name: 'Lab',
           slot_interval_minutes: 60,

@@ -10,14 +10,7 @@ const NOW = Date.UTC(2026, 5, 1, 6, 0);
 describeEachDatabase('API gate and errors', (dialect) => {
   let inst: TestInstallation;
   before(async () => {
-    inst = await testInstallation(dialect, {
-      now: NOW,
-      schedules: [
-        deskSchedule({
-          reasons: [{ name: 'Talk', duration_minutes: 60 }],
-        }),
-      ],
-    });
+    inst = await testInstallation(dialect, { now: NOW, schedules: [deskSchedule({ reasons: [{ name: 'Talk', duration_minutes: 60 }] })] });
   });
   after(() => inst.close());
 

@@ -65,12 +65,7 @@ describeEachDatabase('TypeScript client', (dialect) => {
   before(async () => {
     inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: [
-        deskSchedule({
-          horizon_days: 14,
-          weekly_hours: ALL_WEEK([['09:00', '17:00']]),
-        }),
-      ],
+      schedules: [deskSchedule({ horizon_days: 14, weekly_hours: ALL_WEEK([['09:00', '17:00']]) })],
     });
     await inst.app.listen({ port: 0, host: '127.0.0.1' });
     port = (inst.app.server.address() as { port: number }).port;

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
 import { ADMIN, AdminBrowser } from '../support/admin-browser.js';
-import { deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
+import { deskSchedule, runningFrom, testInstallation, type TestInstallation } from '../support/installation.js';
 import { bumpConfigVersion, configVersion, loadSettings, saveSetting } from '../../src/db/repos/installation.repository.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages } from '../../src/app/outbox.js';
@@ -15,12 +15,6 @@ import { TestSmtpServer, until } from './mail-support.js';
 
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
-
-/** The worker's clock starts at the installation's NOW and runs in real time. */
-const runningFrom = (start: number) => {
-  const real = Date.now();
-  return () => start + (Date.now() - real);
-};
 
 /** The admin browser with the E-mail page's forms, each posted with the page's CSRF field. */
 class Browser extends AdminBrowser {
@@ -59,10 +53,7 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
   let schedule: number, reason: number;
 
   before(async () => {
-    inst = await testInstallation(dialect, {
-      now: NOW,
-      schedules: [deskSchedule()],
-    });
+    inst = await testInstallation(dialect, { now: NOW, schedules: [deskSchedule()] });
     schedule = inst.schedules[0]!.id;
     reason = inst.schedules[0]!.reasons[0]!.id;
     browser = new Browser(inst);

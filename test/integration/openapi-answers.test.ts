@@ -18,14 +18,7 @@ describeEachDatabase('answers match the OpenAPI document', (dialect) => {
   let r: number;
 
   before(async () => {
-    inst = await testInstallation(dialect, {
-      now: NOW,
-      schedules: [
-        deskSchedule({
-          reasons: [{ name: 'Talk', duration_minutes: 60 }],
-        }),
-      ],
-    });
+    inst = await testInstallation(dialect, { now: NOW, schedules: [deskSchedule({ reasons: [{ name: 'Talk', duration_minutes: 60 }] })] });
     doc = (await inst.api({ method: 'GET', url: '/api/openapi.json', token: null })).json();
     s = inst.schedules[0]!.id;
     r = inst.schedules[0]!.reasons[0]!.id;

@@ -23,6 +23,12 @@ export function testClock(start: number): TestClock {
   return clock;
 }
 
+/** A clock that reads `start` now and runs on in real time (a worker's, so that what it waits for comes due). */
+export const runningFrom = (start: number) => {
+  const real = Date.now();
+  return () => start + (Date.now() - real);
+};
+
 export interface TestInstallation {
   db: Db;
   /** DATABASE_URL of its database, for a second connection (as another process or instance would open) */
@@ -115,7 +121,7 @@ export const CONTACT_FORM = {
 };
 
 /** The schedule "Desk" of many tests (30-minute slots, 7 days ahead, 09:00-12:00 daily, "Talk"); `changes` replace its fields. */
-export const deskSchedule = (changes: Record<string, unknown> = {}) => ({
+export const deskSchedule = <T extends object>(changes: T = {} as T) => ({
   name: 'Desk',
   slot_interval_minutes: 30,
   horizon_days: 7,
