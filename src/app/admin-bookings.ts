@@ -10,6 +10,7 @@ import {
 } from '../db/repos/booking.repository.js';
 import { findCustomerRecord, listCustomerRecords, type CustomerRecord } from '../db/repos/customer.repository.js';
 import { personName } from '../core/text.js';
+import { statusLabel } from '../core/bookings.js';
 import { csvDocument } from '../core/csv.js';
 import type { Answer } from '../core/forms/form-fields.js';
 
@@ -61,7 +62,7 @@ export async function bookingsCsv(db: Db, filter: BookingFilter, localTime: (ins
       b.reasonName,
       localTime(b.start),
       localTime(b.end),
-      b.status,
+      statusLabel(b),
       b.source,
       b.customerName,
       b.customerEmail ?? '',

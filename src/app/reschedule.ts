@@ -40,7 +40,13 @@ function moveRules(snapshot: Snapshot, booking: BookingDetails, now: number, rea
  * of /days (notice, horizon, capacity, buffers), against the schedule's other bookings: the booking's own span
  * does not block its move (moving by 15 minutes within it works). Uncached: a page view, not the API's hot path.
  */
-export async function freeDaysToMove(db: Db, snapshot: Snapshot, booking: BookingDetails, now: number, reasonId?: number): Promise<string[]> {
+export async function freeDaysToMove(
+  db: Db,
+  snapshot: Snapshot,
+  booking: BookingDetails,
+  now: number,
+  reasonId?: number,
+): Promise<string[]> {
   const { schedule, ctx } = moveRules(snapshot, booking, now, reasonId);
   const window = bookingWindow(ctx);
   const { from, to } = relevantBookingStarts(ctx, window.firstDay, window.lastDay);
@@ -91,7 +97,8 @@ export async function rescheduleBooking(
 ): Promise<RescheduleOutcome> {
   const before = await findBookingDetails(db.kysely, { id: bookingId });
   if (!before || before.status !== 'booked') throw new NotFound('Booking not found');
-  if (by === 'customer' && reasonId !== undefined && reasonId !== before.reasonId) throw new NotFound('This appointment cannot be moved here');
+  if (by === 'customer' && reasonId !== undefined && reasonId !== before.reasonId)
+    throw new NotFound('This appointment cannot be moved here');
   const { schedule, reason, ctx } = moveRules(snapshot, before, now, reasonId);
   return db.write(async (trx) => {
     const changedIn = await bumpBookingsVersion(trx, schedule.id);

@@ -2,7 +2,14 @@ import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kyse
 import type { Database } from '../schema.js';
 import type { BookedTime } from '../../core/availability/free-slots.js';
 import type { Answer } from '../../core/forms/form-fields.js';
-import { isAttendance, isStaffOverride, type Attendance, type BookingSource, type BookingStatus, type StaffOverride } from '../../core/bookings.js';
+import {
+  isAttendance,
+  isStaffOverride,
+  type Attendance,
+  type BookingSource,
+  type BookingStatus,
+  type StaffOverride,
+} from '../../core/bookings.js';
 
 type Q = Kysely<Database>;
 

@@ -171,7 +171,9 @@ export async function skipWaitingOfBooking(trx: Q, bookingId: number, reason: st
     .updateTable('outbox')
     .set({ state: 'skipped', skip_reason: reason, claimed_until: null })
     .where('booking_id', '=', bookingId)
-    .where((eb) => eb.or([eb('state', 'in', ['queued', 'retrying']), eb.and([eb('state', '=', 'sending'), eb('claimed_until', '<=', now)])]))
+    .where((eb) =>
+      eb.or([eb('state', 'in', ['queued', 'retrying']), eb.and([eb('state', '=', 'sending'), eb('claimed_until', '<=', now)])]),
+    )
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
