@@ -341,7 +341,7 @@ ${answerInputs(fields, values, errors)}
         html`<p>The booking of <strong>${who}</strong> on <strong>${localTime(snapshot, booking.start)}</strong> (${booking.scheduleName}, ${booking.reasonName}) will be cancelled:</p>
 <ul><li>the time becomes free at once, for the API and for booking by hand;</li>
 <li>${booking.customerEmail ? html`the customer is e-mailed a cancellation at <strong>${booking.customerEmail}</strong>;` : 'the customer has no e-mail address: tell them yourself;'}</li>
-<li>the booking stays in the list and in the customer's history, marked cancelled. A cancellation cannot be undone.</li></ul>`,
+<li>the booking stays in the list and in the customer's history, marked cancelled. "Undo cancellation" on its page books it again while the time is still free (the customer is then e-mailed a new confirmation).</li></ul>`,
         `${back}/cancel`,
         'Confirm cancellation',
         back,
