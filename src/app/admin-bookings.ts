@@ -1,5 +1,6 @@
 // What the admin area reads about bookings and customers. Writes go through src/app/bookings.ts
-// (createBooking with source 'admin', cancelBooking): the same rules and transaction as the API.
+// (createBooking with source 'admin', cancelBooking): the same rules and transaction as the API; moves through
+// src/app/reschedule.ts, marks and undoing a cancellation through src/app/booking-status.ts.
 import type { Db } from '../db/connect.js';
 import {
   countBookingDetails,

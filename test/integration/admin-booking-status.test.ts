@@ -106,6 +106,10 @@ describeEachDatabase('admin area: reschedule, completed / no-show, undo of a can
     assert.match(form.body, /Free times on 2026-06-02 for Talk/);
     // its own time is listed (it does not block its own move)
     assert.match(form.body, /09:00 \(its time now\)/);
+    // the next days with a free time, as links that need no JavaScript
+    const nextDay = /<p id="free-days">Days with a free time for Talk: <a href="([^"]+)">2026-06-01<\/a>/.exec(form.body);
+    assert.ok(nextDay, 'the days with a free time are linked');
+    assert.match((await browser.get(nextDay[1]!.replaceAll('&amp;', '&'))).body, /Free times on 2026-06-01 for Talk/);
     const shown = await browser.post(`/admin/bookings/${ref}/reschedule`, { reason: String(long), day: '2026-06-03', show: '1' });
     assert.equal(shown.statusCode, 200);
     assert.match(shown.body, /Free times on 2026-06-03 for Long talk/);

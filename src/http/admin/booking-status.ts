@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Conflict, NotFound } from '../../core/errors.js';
 import { findBooking, type BookingRow } from '../../app/admin-bookings.js';
-import { freeTimesToMove, rescheduleBooking } from '../../app/reschedule.js';
+import { freeDaysToMove, freeTimesToMove, rescheduleBooking } from '../../app/reschedule.js';
 import { markAttendance, restoreBooking, restoreRefusal } from '../../app/booking-status.js';
 import { isAttendance } from '../../core/bookings.js';
 import { parseDate } from '../../core/time/calendar.js';
@@ -51,6 +51,8 @@ async function reschedulePage(
   const reason = schedule.reasons.get(reasonId);
   const day = values.day || localTime(snapshot, booking.start).slice(0, 10);
   const times = reason ? await freeTimesToMove(deps.db, snapshot, booking, day, deps.clock(), reason.id) : null;
+  // the next days with a free time for the reason shown: links, so finding one needs no JavaScript either
+  const nextDays = reason ? (await freeDaysToMove(deps.db, snapshot, booking, deps.clock(), reason.id)).slice(0, 7) : [];
   const current = localTime(snapshot, booking.start);
   const note =
     times === null
@@ -77,6 +79,7 @@ ${select(
 )}
 ${input('Day', 'day', day, errors, { type: 'date' })}
 <button class="secondary" name="show" value="1" formnovalidate>Show free times</button></div>
+${nextDays.length ? html`<p id="free-days">Days with a free time for ${reason?.name ?? ''}: ${nextDays.map((d) => html`<a href="${detailsAddress(booking)}/reschedule?reason=${reasonId}&amp;day=${d}">${d}</a> `)}</p>` : ''}
 <fieldset class="card${errors.time ? ' invalid' : ''}" id="times"><legend>Free times on ${day} for ${reason?.name ?? ''}</legend>
 ${fieldError(errors, 'time')}
 ${
