@@ -89,6 +89,16 @@ try {
   await shoot('calendar-week-phone', `/admin/calendar?view=week&schedule=1&date=${days[0]}`, { width: 390, fullPage: false });
   await shoot('schedules', '/admin/schedules');
   await shoot('schedule-edit', '/admin/schedules/1');
+  await shoot('schedule-form-phone', '/admin/schedules/1#form', { width: 390, fullPage: false });
+  // hours that would leave the first booking outside: the warning before saving ("Back" saves nothing)
+  const weekday = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'][new Date(`${days[0]}T12:00:00Z`).getUTCDay()]!;
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${server.url}/admin/schedules/1`);
+  await page.locator(`[id="weekly_hours.${weekday}"]`).fill('20-21');
+  await page.getByRole('button', { name: 'Save schedule' }).click();
+  await page.screenshot({ path: join(out, 'hours-warning.png'), fullPage: true });
+  console.log('docs/screenshots/hours-warning.png  <- new hours that leave bookings outside, before saving');
+  await page.getByRole('button', { name: 'Back, change nothing' }).click();
   await shoot('book', `/admin/schedules/1/book?reason=1&day=${days[0]}`);
   await page.goto(`${server.url}/admin/bookings`);
   const bookings: string[] = await page

@@ -18,8 +18,10 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+// Patient: on a loaded machine (a browser starting beside the test) a 2 s connect timed out and silently
+// skipped the PostgreSQL tier of a whole file. Under CI=true an unreachable server fails the file instead.
 async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 2000 });
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 15_000 });
   try {
     await client.connect();
     return true;
@@ -31,6 +33,9 @@ async function postgresReachable(): Promise<boolean> {
 }
 
 export const POSTGRES_AVAILABLE = await postgresReachable();
+if (!POSTGRES_AVAILABLE && process.env.CI === 'true') {
+  throw new Error(`PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL}, and under CI=true the PostgreSQL tier must run`);
+}
 
 export function freshSqlite(): TestDatabase {
   const dir = mkdtempSync(join(tmpdir(), 'booking-test-'));

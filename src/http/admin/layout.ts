@@ -2,6 +2,7 @@
 // under its field and tied to it with aria-describedby; values typed are passed back in after an error.
 import { html, type Markup } from './html.js';
 import { CANONICAL_ZONE_NAMES } from '../../core/time/zone-names.js';
+import { SCHEDULE_EDITOR_CSS, SCHEDULE_EDITOR_JS } from './schedule-editor-assets.js';
 
 export interface PageContext {
   /** null on the setup and sign-in pages */
@@ -202,7 +203,7 @@ fieldset{border:1px solid #dde1e7;border-radius:4px;margin:0 0 .8rem;padding:.5r
 .narrow{width:4.5rem}.mail-text{white-space:pre-wrap;margin:0}iframe{border:1px solid #dde1e7;background:#fff}
 .slots{display:flex;flex-wrap:wrap;gap:.4rem}.slots label{font-weight:400;border:1px solid #b8bfca;border-radius:4px;padding:.25rem .5rem;background:#fff}
 @media (max-width:40rem){.who{margin-left:0}th,td{padding:.35rem .3rem}.week{grid-template-columns:1fr}}
-`;
+${SCHEDULE_EDITOR_CSS}`;
 
 // The one script, progressive enhancement only (everything works without it): a copy button for the
 // token, which selects the token and says so where the clipboard API is missing or refused (plain HTTP on a
@@ -254,4 +255,4 @@ document.querySelectorAll('#book-form, #reschedule-form').forEach((bookForm) => 
   };
   bookForm.querySelectorAll('select[name=reason], input[name=day]').forEach((c) => c.addEventListener('change', setAside));
 });
-`;
+${SCHEDULE_EDITOR_JS}`;
