@@ -159,6 +159,8 @@ export async function createBooking(
         movedFrom: null,
         cancelReason: null,
         cancelledBy: null,
+        attendance: null,
+        attendanceAt: null,
       };
       await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
     }

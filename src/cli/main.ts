@@ -22,7 +22,7 @@ const USAGE = `usage: booking <command>
   token generate
   set KEY VALUE
   admin reset-password [--email E] [--password P]
-  webhook add URL [--events booking.created,booking.cancelled,booking.rescheduled]
+  webhook add URL [--events booking.created,booking.cancelled,booking.rescheduled,booking.restored]
   webhook list
   webhook remove|enable|disable ID
   demo`;

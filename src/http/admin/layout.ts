@@ -246,13 +246,13 @@ if (proposal && zoneSelect) {
 }
 const summary = document.getElementById('error-summary');
 if (summary) summary.focus();
-const bookForm = document.getElementById('book-form');
-if (bookForm) {
+// booking by hand and rescheduling: the times listed are those of the reason and day last shown
+document.querySelectorAll('#book-form, #reschedule-form').forEach((bookForm) => {
   const setAside = () => {
     bookForm.querySelectorAll('input[name=time]').forEach((r) => { r.checked = false; r.disabled = true; });
     const note = bookForm.querySelector('.stale-note');
     if (note) note.hidden = false;
   };
   bookForm.querySelectorAll('select[name=reason], input[name=day]').forEach((c) => c.addEventListener('change', setAside));
-}
+});
 ${SCHEDULE_EDITOR_JS}`;
