@@ -1,5 +1,6 @@
 // What the admin area reads about bookings and customers. Writes go through src/app/bookings.ts
-// (createBooking with source 'admin', cancelBooking): the same rules and transaction as the API.
+// (createBooking with source 'admin', cancelBooking): the same rules and transaction as the API; moves through
+// src/app/reschedule.ts, marks and undoing a cancellation through src/app/booking-status.ts.
 import type { Db } from '../db/connect.js';
 import {
   countBookingDetails,
@@ -10,6 +11,7 @@ import {
 } from '../db/repos/booking.repository.js';
 import { customerHasBookingIn, findCustomerRecord, listCustomerRecords, type CustomerRecord } from '../db/repos/customer.repository.js';
 import { personName } from '../core/text.js';
+import { statusLabel } from '../core/bookings.js';
 import { csvDocument } from '../core/csv.js';
 import type { Answer } from '../core/forms/form-fields.js';
 
@@ -61,7 +63,7 @@ export async function bookingsCsv(db: Db, filter: BookingFilter, localTime: (ins
       b.reasonName,
       localTime(b.start),
       localTime(b.end),
-      b.status,
+      statusLabel(b),
       b.source,
       b.customerName,
       b.customerEmail ?? '',

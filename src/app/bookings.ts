@@ -101,8 +101,9 @@ export async function createBooking(
     );
     // the bump is the lock: bookings of one schedule wait here for each other (PostgreSQL's row lock;
     // SQLite's write lock is already held), one round trip less than a lock and a bump apart (issue 13:
-    // on PostgreSQL the round trips under the lock bound one schedule's bookings per second)
-    const changedIn = await bumpBookingsVersion(trx, schedule.id);
+    // on PostgreSQL the round trips under the lock bound one schedule's bookings per second). A retirement
+    // takes the lock too: a schedule retired since the snapshot (or while this waited) is not found
+    const changedIn = await bumpBookingsVersion(trx, schedule.id, { inService: true });
     if (changedIn === null) throw new NotFound('Schedule not found');
     const slot = await freeSlotAt(trx, schedule, ctx, request.slot);
     const end = slot.start + reason.durationMinutes * MINUTE_MS;
@@ -120,6 +121,8 @@ export async function createBooking(
       changedIn,
       overrides,
     });
+    // its reason retired since the snapshot (or while this waited for the lock)
+    if (bookingId === null) throw new NotFound('Reason not found');
     const messages: { kind: MessageKind; recipient: string; notBefore?: number }[] = [];
     // staff booking by hand may choose not to e-mail the customer: then no confirmation and no reminders
     if (customerRecipient && request.emailCustomer !== false) {
@@ -159,6 +162,8 @@ export async function createBooking(
         movedFrom: null,
         cancelReason: null,
         cancelledBy: null,
+        attendance: null,
+        attendanceAt: null,
       };
       await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
     }

@@ -151,21 +151,26 @@ class TransportSlot {
 }
 
 /**
- * The sends in flight, one controller per send (not AbortSignal.any over a process-long signal: on
- * Node 20 that keeps a reference per send for the life of the process).
+ * The sends (or webhook attempts) in flight, one controller per send and its own deadline timer. Not
+ * AbortSignal.any over a process-long signal: on Node 20 that keeps a reference per send for the life of
+ * the process. Nor AbortSignal.timeout inside AbortSignal.any: the combined signal holds its sources only
+ * weakly, so a garbage collection while a send waits takes the timeout signal, and its timer with it, and
+ * the send waits for ever (a webhook receiver that never answers held its worker's lanes that way, issue 14).
  */
-class InFlightSends {
+export class InFlightSends {
   /** set once stop()'s grace has passed; then the sends in flight are aborted */
   aborting = false;
   private readonly controllers = new Set<AbortController>();
 
-  /** Runs `send` with a signal that aborts at `deadlineMs` from now, or when all sends are aborted. */
-  async run(deadlineMs: number, send: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  constructor(private readonly stoppedReason: string) {}
+
+  /** Runs `send` with a signal that aborts with `overdue()` at `deadlineMs` from now, or when all sends are aborted. */
+  async run<T>(deadlineMs: number, overdue: () => Error, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const controller = new AbortController();
-    const deadline = setTimeout(() => controller.abort(new Error('the send did not finish while its claim held')), deadlineMs);
+    const deadline = setTimeout(() => controller.abort(overdue()), deadlineMs);
     this.controllers.add(controller);
     try {
-      await send(controller.signal);
+      return await send(controller.signal);
     } finally {
       clearTimeout(deadline);
       this.controllers.delete(controller);
@@ -174,7 +179,7 @@ class InFlightSends {
 
   abortAll(): void {
     this.aborting = true;
-    for (const controller of this.controllers) controller.abort(new Error('the outbox worker stopped'));
+    for (const controller of this.controllers) controller.abort(new Error(this.stoppedReason));
   }
 }
 
@@ -251,7 +256,7 @@ class OutboxDelivery {
   private backlog = false;
   private readonly snapshots: SnapshotCache;
   private readonly transports: TransportSlot;
-  private readonly sends = new InFlightSends();
+  private readonly sends = new InFlightSends('the outbox worker stopped');
   /** every send started and not yet finished (recorded, failed or released) */
   private readonly inFlight = new Set<Promise<void>>();
   private readonly sentRecords: SentRecords;
@@ -413,10 +418,14 @@ class OutboxDelivery {
     // each send must end (or be abandoned) while its claim still holds, or when the worker stops
     const deadlineMs = Math.max(1, row.claimed_until - this.sendDeadlineMs - this.options.clock());
     try {
-      await this.sends.run(deadlineMs, async (signal) => {
-        if (this.stopped) await this.release(row);
-        else await this.deliver(row, sender, sources, signal);
-      });
+      await this.sends.run(
+        deadlineMs,
+        () => new Error('the send did not finish while its claim held'),
+        async (signal) => {
+          if (this.stopped) await this.release(row);
+          else await this.deliver(row, sender, sources, signal);
+        },
+      );
     } catch (error) {
       // the database refused a failure or a release: nothing was sent, the short claim expires and the row is tried again
       this.options.log.error({ outboxId: row.id, err: error }, 'could not record mail outcome');

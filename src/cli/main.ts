@@ -26,7 +26,7 @@ const USAGE = `usage: booking <command>
   admin reset-password [--email E] [--password P]
   admin invite --email E [--role staff|administrator] [--schedules 1,2]
   admin list
-  webhook add URL [--events booking.created,booking.cancelled,booking.rescheduled]
+  webhook add URL [--events booking.created,booking.cancelled,booking.rescheduled,booking.restored]
   webhook list
   webhook remove|enable|disable ID
   demo`;

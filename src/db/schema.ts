@@ -3,7 +3,7 @@
 import type { Generated } from 'kysely';
 import type { FormType, InputType } from '../core/forms/form-fields.js';
 import type { MessageKind, MessageState } from '../core/messages.js';
-import type { BookingSource, BookingStatus } from '../core/bookings.js';
+import type { Attendance, BookingSource, BookingStatus } from '../core/bookings.js';
 import type { DeliveryState } from '../core/webhooks.js';
 
 export interface MetaTable {
@@ -159,6 +159,9 @@ export interface BookingsTable {
   cancel_reason: string | null;
   /** 'customer' (manage link) or 'office' (admin area); null while booked or before migration 011 */
   cancelled_by: string | null;
+  /** whether the customer came, marked by the office once it began (migration 014); null: not marked */
+  attendance: Attendance | null;
+  attendance_at: number | null;
 }
 
 /** practice-wide closed days (holidays): local dates 'YYYY-MM-DD', first to last inclusive */

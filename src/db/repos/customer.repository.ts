@@ -184,23 +184,44 @@ export async function findCustomerIdByEmail(db: Q, email: string, except: number
   return row ? row.id : null;
 }
 
-/** The customer's details as edited in the admin area; false when there is no such (unerased) customer. */
-export async function updateCustomer(trx: Q, id: number, details: CustomerDetails & { notes: string }, now: number): Promise<boolean> {
-  const result = await trx
-    .updateTable('customers')
-    .set({
-      email_key: details.email?.toLowerCase() ?? null,
-      email: details.email,
-      first_name: details.firstName,
-      last_name: details.lastName,
-      phone: details.phone,
-      notes: details.notes,
-      updated_at: now,
-    })
-    .where('id', '=', id)
-    .where('erased_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+/** A unique index refused the row: PostgreSQL's unique_violation, SQLite's UNIQUE constraint. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * The customer's details as edited in the admin area: 'not found' when there is no such (unerased) customer;
+ * 'email taken' when another customer got the address after the caller's check (on PostgreSQL two edits, or
+ * an edit and a booking, can both check before either commits; the unique index refuses the second). Then,
+ * on PostgreSQL, the transaction is aborted: the caller must end it.
+ */
+export async function updateCustomer(
+  trx: Q,
+  id: number,
+  details: CustomerDetails & { notes: string },
+  now: number,
+): Promise<'saved' | 'not found' | 'email taken'> {
+  try {
+    const result = await trx
+      .updateTable('customers')
+      .set({
+        email_key: details.email?.toLowerCase() ?? null,
+        email: details.email,
+        first_name: details.firstName,
+        last_name: details.lastName,
+        phone: details.phone,
+        notes: details.notes,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('erased_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0 ? 'saved' : 'not found';
+  } catch (error) {
+    if (isUniqueViolation(error)) return 'email taken';
+    throw error;
+  }
 }
 
 /** Empties the customer's row of personal data; the row (and its id, which bookings refer to) stays. */

@@ -12,7 +12,8 @@ import {
   type BookingFilter,
   type BookingRow,
 } from '../../app/admin-bookings.js';
-import { STAFF_OVERRIDES, STAFF_OVERRIDE_LABELS, type StaffOverride } from '../../core/bookings.js';
+import { ATTENDANCE_LABELS, STAFF_OVERRIDES, STAFF_OVERRIDE_LABELS, statusLabel, type StaffOverride } from '../../core/bookings.js';
+import { bookingStatusRoutes } from './booking-status.js';
 import { cancelBooking, createBooking, editBookingAnswers } from '../../app/bookings.js';
 import { listSlots, staffSlots } from '../../app/availability.js';
 import { listSchedules } from '../../app/admin-schedules.js';
@@ -34,6 +35,7 @@ import {
   select,
   textarea,
   type Errors,
+  type PageContext,
 } from './layout.js';
 import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
 import { actor, body, formTokenOfPage, idParam, localTime, query, sendPage, state, visible, type AdminDeps } from './context.js';
@@ -57,7 +59,7 @@ ${rows.map(
   (b) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a></td>
 ${options.showSchedule !== false ? html`<td>${b.scheduleName}</td>` : ''}<td>${b.reasonName}</td>
 <td><a href="/admin/customers/${b.customerId}">${b.customerName || b.customerEmail || `Customer ${b.customerId}`}</a></td>
-<td>${SOURCE_LABEL[b.source] ?? b.source}${overrideNote(b.overrides)}</td><td>${b.status}</td></tr>`,
+<td>${SOURCE_LABEL[b.source] ?? b.source}${overrideNote(b.overrides)}</td><td>${statusLabel(b)}</td></tr>`,
 )}
 </tbody></table></div>`;
 }
@@ -77,11 +79,14 @@ export async function bookingRoutes(app: FastifyInstance, deps: AdminDeps, fixed
   bookingListRoute(app, deps, fixedMail);
   bookingDetailsRoutes(app, deps);
   bookByHandRoutes(app, deps);
+  bookingStatusRoutes(app, deps);
 }
 
 const PAGE_SIZE = 50;
 const STATUS_CHOICES: [string, string][] = [
   ['booked', 'Booked'],
+  ['completed', 'Completed'],
+  ['no_show', 'No-show'],
   ['cancelled', 'Cancelled'],
   ['any', 'Any status'],
 ];
@@ -103,7 +108,9 @@ function listQuery(request: FastifyRequest, snapshot: Snapshot): ListQuery {
   const when = q.when === 'past' || q.when === 'all' ? q.when : 'upcoming';
   const scheduleId = idParam(q.schedule);
   // `cancelled=on`: the earlier form's "Include cancelled" box, still honoured in saved links
-  const status = q.status === 'cancelled' || q.status === 'any' ? q.status : q.cancelled === 'on' ? 'any' : 'booked';
+  const status = STATUS_CHOICES.some(([v]) => v === q.status) ? q.status! : q.cancelled === 'on' ? 'any' : 'booked';
+  // completed and no-show are booked appointments the office marked afterwards (their time stays taken)
+  const attendance = status === 'completed' || status === 'no_show' ? status : null;
   const from = q.from ? parseDate(q.from) : null;
   const to = q.to ? parseDate(q.to) : null;
   const text = (q.q ?? '').trim();
@@ -119,7 +126,8 @@ function listQuery(request: FastifyRequest, snapshot: Snapshot): ListQuery {
       when,
       scheduleId,
       scheduleIds: visible(request),
-      status: status === 'any' ? null : status,
+      status: status === 'any' ? null : status === 'cancelled' ? 'cancelled' : 'booked',
+      attendance,
       includeCancelled: status === 'any',
       text: errors.q ? null : text,
       from: from === null ? null : dayStart(snapshot, from),
@@ -227,7 +235,7 @@ function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): v
         `Booking on ${localTime(snapshot, booking.start)}`,
         html`
 <section><dl>
-<dt>Status</dt><dd id="booking-status">${booking.status}${booking.cancelledAt ? ` (cancelled ${localTime(snapshot, booking.cancelledAt)})` : ''}</dd>
+<dt>Status</dt><dd id="booking-status">${statusLabel(booking)}${booking.cancelledAt ? ` (cancelled ${localTime(snapshot, booking.cancelledAt)})` : ''}${booking.status === 'booked' && booking.attendanceAt !== null ? ` (marked ${localTime(snapshot, booking.attendanceAt)})` : ''}</dd>
 ${booking.cancelledBy === 'customer' ? html`<dt>Cancelled by</dt><dd id="cancelled-by">the customer, through the manage link</dd><dt>Customer's reason</dt><dd id="cancel-reason">${booking.cancelReason || '(none given)'}</dd>` : ''}
 ${booking.movedFrom ? html`<dt>Moved</dt><dd id="moved-from">from ${localTime(snapshot, booking.movedFrom.start)}</dd>` : ''}
 <dt>Time</dt><dd>${localTime(snapshot, booking.start)} – ${localTime(snapshot, booking.end).slice(11)} (${snapshot.settings.timezone})</dd>
@@ -260,19 +268,23 @@ ${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th
 ${snapshot.schedules.has(booking.scheduleId) ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/edit">Edit answers</a> ` : ''}
 ${
   booking.status === 'booked'
-    ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a>
-<p class="muted">Editing changes what the customer answered, not the time. Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>`
-    : ''
+    ? html`${snapshot.schedules.has(booking.scheduleId) ? html`<a class="button" href="/admin/bookings/${booking.detailsId}/reschedule">Reschedule</a> ` : ''}<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a>
+<p class="muted">Reschedule moves this booking to another free time or reason; the customer is e-mailed the change. Editing changes what the customer answered, not the time. Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>
+${attendanceForm(ctx, booking, clock())}`
+    : html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/restore">Undo cancellation</a>
+<p class="muted">Undoing books the same time again if it is still free; the customer is e-mailed a new confirmation.</p>`
 }</section>`,
         {
           flash:
-            q.saved === 'cancelled'
-              ? 'Booking cancelled. The time is free again.'
-              : q.saved === 'booked'
-                ? 'Booked.'
-                : q.saved === 'edited'
-                  ? 'Answers saved.'
-                  : undefined,
+            q.saved && q.saved in STATUS_FLASHES
+              ? STATUS_FLASHES[q.saved]
+              : q.saved === 'cancelled'
+                ? 'Booking cancelled. The time is free again.'
+                : q.saved === 'booked'
+                  ? 'Booked.'
+                  : q.saved === 'edited'
+                    ? 'Answers saved.'
+                    : undefined,
         },
       ),
     );
@@ -343,7 +355,7 @@ ${answerInputs(fields, values, errors)}
         html`<p>The booking of <strong>${who}</strong> on <strong>${localTime(snapshot, booking.start)}</strong> (${booking.scheduleName}, ${booking.reasonName}) will be cancelled:</p>
 <ul><li>the time becomes free at once, for the API and for booking by hand;</li>
 <li>${booking.customerEmail ? html`the customer is e-mailed a cancellation at <strong>${booking.customerEmail}</strong>;` : 'the customer has no e-mail address: tell them yourself;'}</li>
-<li>the booking stays in the list and in the customer's history, marked cancelled. A cancellation cannot be undone.</li></ul>`,
+<li>the booking stays in the list and in the customer's history, marked cancelled. "Undo cancellation" on its page books it again while the time is still free (the customer is then e-mailed a new confirmation).</li></ul>`,
         `${back}/cancel`,
         'Confirm cancellation',
         back,
@@ -361,6 +373,24 @@ ${answerInputs(fields, values, errors)}
     }
     return reply.redirect(`/admin/bookings/${encodeURIComponent(detailsId)}?saved=cancelled`, 303);
   });
+}
+
+const STATUS_FLASHES: Record<string, string> = {
+  moved: 'Rescheduled. The customer is e-mailed the new time.',
+  unmoved: 'Nothing changed: the booking already is at that time.',
+  restored: 'Cancellation undone: booked again. The customer is e-mailed a new confirmation.',
+  completed: 'Marked completed.',
+  no_show: 'Marked no-show.',
+  unmarked: 'Mark cleared.',
+};
+
+/** Whether the customer came: once the appointment has begun (the time stays taken either way). */
+function attendanceForm(ctx: PageContext, booking: BookingRow, now: number): Markup {
+  if (booking.start > now)
+    return html`<p class="muted" id="attendance-note">Completed or no-show can be marked from the appointment's start.</p>`;
+  return html`<form method="post" action="/admin/bookings/${booking.detailsId}/attendance" class="row" id="attendance">${csrfField(ctx)}
+${(['completed', 'no_show'] as const).filter((a) => a !== booking.attendance).map((a) => html`<button class="secondary" name="attendance" value="${a}">Mark ${ATTENDANCE_LABELS[a]}</button> `)}
+${booking.attendance ? html`<button class="secondary" name="attendance" value="">Clear the mark</button>` : ''}</form>`;
 }
 
 function answerInputs(fields: readonly FormField[], values: Record<string, string>, errors: Errors): Markup {

@@ -4,6 +4,7 @@ import type { Session } from '../../app/admin-auth.js';
 import { mayOpen } from './roles.js';
 import { html, type Markup } from './html.js';
 import { CANONICAL_ZONE_NAMES } from '../../core/time/zone-names.js';
+import { SCHEDULE_EDITOR_CSS, SCHEDULE_EDITOR_JS } from './schedule-editor-assets.js';
 
 export interface PageContext {
   /** null on the setup and sign-in pages */
@@ -208,7 +209,7 @@ fieldset{border:1px solid #dde1e7;border-radius:4px;margin:0 0 .8rem;padding:.5r
 .narrow{width:4.5rem}.mail-text{white-space:pre-wrap;margin:0}iframe{border:1px solid #dde1e7;background:#fff}
 .slots{display:flex;flex-wrap:wrap;gap:.4rem}.slots label{font-weight:400;border:1px solid #b8bfca;border-radius:4px;padding:.25rem .5rem;background:#fff}
 @media (max-width:40rem){.who{margin-left:0}th,td{padding:.35rem .3rem}.week{grid-template-columns:1fr}}
-`;
+${SCHEDULE_EDITOR_CSS}`;
 
 // The one script, progressive enhancement only (everything works without it): a copy button for the
 // token, which selects the token and says so where the clipboard API is missing or refused (plain HTTP on a
@@ -251,13 +252,13 @@ if (proposal && zoneSelect) {
 }
 const summary = document.getElementById('error-summary');
 if (summary) summary.focus();
-const bookForm = document.getElementById('book-form');
-if (bookForm) {
+// booking by hand and rescheduling: the times listed are those of the reason and day last shown
+document.querySelectorAll('#book-form, #reschedule-form').forEach((bookForm) => {
   const setAside = () => {
     bookForm.querySelectorAll('input[name=time]').forEach((r) => { r.checked = false; r.disabled = true; });
     const note = bookForm.querySelector('.stale-note');
     if (note) note.hidden = false;
   };
   bookForm.querySelectorAll('select[name=reason], input[name=day]').forEach((c) => c.addEventListener('change', setAside));
-}
-`;
+});
+${SCHEDULE_EDITOR_JS}`;
