@@ -147,15 +147,46 @@ describeEachDatabase('audit trail: who booked, moved, cancelled or edited what',
     assert.match(history, /Moved by the customer \(manage link\)/);
   });
 
+  test('Reschedule, the attendance marks and Undo cancellation in the admin area name the signed-in admin', async () => {
+    const made = await apiBook('2026-06-05 09:00:00', 'Eva');
+    const ref = made.body.booking_details_id;
+    const moved = await admin.post(`/admin/bookings/${ref}/reschedule`, { reason: String(reasonId), day: '2026-06-05', time: '10:00' });
+    assert.equal(moved.status, 303, await moved.text());
+    assert.equal((await admin.post(`/admin/bookings/${ref}/cancel`, {}, `/admin/bookings/${ref}/cancel`)).status, 303);
+    assert.equal((await admin.post(`/admin/bookings/${ref}/restore`, {}, `/admin/bookings/${ref}/restore`)).status, 303);
+    const saved = inst.clock.now;
+    try {
+      inst.clock.now = Date.UTC(2026, 5, 5, 8, 5); // 10:05 in Berlin: the appointment has begun
+      // four days on, the first session has ended (idle): a new sign-in, in a browser of its own
+      const later = await signedInAdmin(base);
+      const marked = await later.post(`/admin/bookings/${ref}/attendance`, { attendance: 'no_show' }, `/admin/bookings/${ref}`);
+      assert.equal(marked.status, 303);
+    } finally {
+      inst.clock.now = saved;
+    }
+    assert.deepEqual(
+      (await events(made.body.booking_id)).map((e) => [e.actor_kind, e.actor_admin_id, e.action, e.summary]),
+      [
+        ['api', null, 'booking.created', 'Talk, 2026-06-05 09:00'],
+        ['admin', adminId, 'booking.rescheduled', 'from 2026-06-05 09:00 to 2026-06-05 10:00'],
+        ['admin', adminId, 'booking.cancelled', 'the appointment of 2026-06-05 10:00'],
+        ['admin', adminId, 'booking.restored', ''],
+        ['admin', adminId, 'booking.no_show', ''],
+      ],
+    );
+  });
+
   test('the Activity page lists the latest events, by user; sign-ins are recorded', async () => {
     const signIns = await inst.db.kysely
       .selectFrom('audit_events')
       .select(['actor_admin_id'])
       .where('action', '=', 'user.signed_in')
       .execute();
-    assert.deepEqual(signIns, [{ actor_admin_id: adminId }]);
+    // the first sign-in, and the one four days on in the test before
+    assert.deepEqual(signIns, [{ actor_admin_id: adminId }, { actor_admin_id: adminId }]);
     const row = await inst.db.kysely.selectFrom('admins').select('last_sign_in_at').where('id', '=', adminId).executeTakeFirstOrThrow();
-    assert.equal(Number(row.last_sign_in_at), NOW);
+    assert.equal(Number(row.last_sign_in_at), Date.UTC(2026, 5, 5, 8, 5));
+    admin = await signedInAdmin(base);
 
     const all = await (await admin.get('/admin/activity')).text();
     assert.match(all, /Booked through the API/);
