@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 import { demo, DEMO_ADMIN_EMAIL } from '../src/app/demo.js';
+import { acceptInvitation, inviteUser } from '../src/app/admin-users.js';
+import { CLI_ACTOR } from '../src/app/audit.js';
 import { createBooking } from '../src/app/bookings.js';
 import { listSlots } from '../src/app/availability.js';
 import { markAttendance } from '../src/app/booking-status.js';
@@ -190,6 +192,17 @@ try {
   await page.screenshot({ path: join(out, 'closures.png'), fullPage: true });
   console.log('docs/screenshots/closures.png  <- a closure over a booked day');
   await shoot('mail', '/admin/mail');
+  // a staff member of the first schedule who joined and booked, and an invitation still open
+  const joined = await inviteUser(server.db, { email: 'sam@example.com', role: 'staff', scheduleIds: [1] }, CLI_ACTOR, Date.now());
+  await acceptInvitation(
+    server.db,
+    joined.token,
+    { name: 'Sam Staff', password: 'staff secret phrase', repeat: 'staff secret phrase' },
+    Date.now(),
+  );
+  await inviteUser(server.db, { email: 'lee@example.com', role: 'staff', scheduleIds: [1] }, CLI_ACTOR, Date.now());
+  await shoot('users', '/admin/users');
+  await shoot('activity', '/admin/activity');
   await shoot('bookings-phone', '/admin/bookings', { width: 390 });
   await shoot('book-phone', `/admin/schedules/1/book?reason=1&day=${days[1]}`, { width: 390 });
 } finally {

@@ -17,6 +17,7 @@ import { MINUTE_MS, formatLocalDateTime } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
 import { availabilityContext, freeSlotAt } from './availability.js';
 import { queueBookingEvent } from './webhooks.js';
+import { recordAudit, type Actor } from './audit.js';
 
 const NOT_BEGUN = 'This appointment has not begun yet: it can be marked completed or no-show from its start time.';
 const CANCELLED = 'A cancelled booking cannot be marked completed or no-show.';
@@ -25,14 +26,24 @@ const CANCELLED = 'A cancelled booking cannot be marked completed or no-show.';
  * Marks whether the customer came (`null` clears the mark). Only a booked appointment that has begun: a future
  * or a cancelled one is refused (Conflict, with why). The status stays 'booked', so the time stays taken.
  */
-export async function markAttendance(db: Db, detailsId: string, attendance: Attendance | null, now: number): Promise<void> {
+export async function markAttendance(
+  db: Db,
+  detailsId: string,
+  attendance: Attendance | null,
+  now: number,
+  actor: Actor = { kind: 'system' },
+): Promise<void> {
   const booking = await findBookingDetails(db.kysely, { detailsId });
   if (!booking) throw new NotFound('Booking not found');
   const refusal = (b: BookingDetails) => (b.status !== 'booked' ? CANCELLED : b.start > now ? NOT_BEGUN : null);
   const before = refusal(booking);
   if (before) throw new Conflict(before);
   await db.write(async (trx) => {
-    if (await markBookingAttendance(trx, booking.id, attendance, now)) return;
+    if (await markBookingAttendance(trx, booking.id, attendance, now)) {
+      const action = attendance === 'completed' ? 'booking.completed' : attendance === 'no_show' ? 'booking.no_show' : 'booking.edited';
+      await recordAudit(trx, actor, action, booking.id, attendance === null ? 'attendance mark cleared' : '', now);
+      return;
+    }
     // cancelled in the meantime
     const current = await findBookingDetails(trx, { id: booking.id });
     throw current ? new Conflict(refusal(current) ?? CANCELLED) : new NotFound('Booking not found');
@@ -63,7 +74,13 @@ const TAKEN =
  * (its mail, the office's notice, the old reminders) is skipped. Webhooks: `booking.restored`. 'unchanged'
  * when it is booked already (a second submission).
  */
-export async function restoreBooking(db: Db, snapshot: Snapshot, detailsId: string, now: number): Promise<RestoreOutcome> {
+export async function restoreBooking(
+  db: Db,
+  snapshot: Snapshot,
+  detailsId: string,
+  now: number,
+  actor: Actor = { kind: 'system' },
+): Promise<RestoreOutcome> {
   const before = await findBookingDetails(db.kysely, { detailsId });
   if (!before) throw new NotFound('Booking not found');
   if (before.status === 'booked') return 'unchanged';
@@ -86,6 +103,7 @@ export async function restoreBooking(db: Db, snapshot: Snapshot, detailsId: stri
     });
     if (slot.start !== current.start) throw new Conflict(TAKEN);
     await markBookingRestored(trx, current.id, changedIn);
+    await recordAudit(trx, actor, 'booking.restored', current.id, '', now);
     await skipWaitingOfBooking(trx, current.id, 'the cancellation was undone: a new confirmation replaces it', now);
     const messages: { kind: MessageKind; recipient: string; notBefore?: number }[] = [];
     const customer = mailRecipient(current.customerEmail);

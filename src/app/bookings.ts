@@ -24,6 +24,7 @@ import type { Snapshot } from './snapshot.js';
 import type { OnCreated } from './form-tokens.js';
 import { availabilityContext, findReason, findSchedule, freeSlotAt } from './availability.js';
 import { bookingForEvent, queueBookingEvent, subscribedWebhookEndpoints } from './webhooks.js';
+import { API_ACTOR, auditTime, recordAudit, type Actor } from './audit.js';
 
 export interface BookingRequest {
   scheduleId: number;
@@ -39,6 +40,8 @@ export interface BookingRequest {
   overrides?: readonly StaffOverride[];
   /** false: no confirmation to the customer (staff told them); the office's notification is queued still */
   emailCustomer?: boolean;
+  /** who books, for the audit trail; default: the API for source 'api', else the system */
+  actor?: Actor;
 }
 
 export interface BookingCreated {
@@ -164,6 +167,9 @@ export async function createBooking(
       };
       await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
     }
+    const actor = request.actor ?? (request.source === 'api' ? API_ACTOR : { kind: 'system' });
+    // no customer data in the trail: erasing a customer (GDPR) leaves nothing of them here
+    await recordAudit(trx, actor, 'booking.created', bookingId, `${reason.name}, ${request.slot.slice(0, 16)}`, now);
     const created = { bookingId, detailsId, customerId: customer.id, start: slot.start, end };
     await onCreated?.(trx, created);
     return created;
@@ -174,14 +180,15 @@ export async function createBooking(
  * Cancels a booking (admin area): its time is free on the next request, and a cancellation message to the
  * customer and a notice to the office are queued in the same transaction. Returns false when there is no such booked appointment.
  */
-export async function cancelBooking(db: Db, detailsId: string, now: number): Promise<boolean> {
+export async function cancelBooking(db: Db, detailsId: string, now: number, actor: Actor = { kind: 'system' }): Promise<boolean> {
   return db.write(async (trx) => {
     const booking = await findBookedForCancel(trx, detailsId);
     if (!booking) return false;
     // what the event needs is read before the schedule's lock (PostgreSQL: no round trips under it)
     const subscribers = await subscribedWebhookEndpoints(trx, 'booking.cancelled');
     const event = subscribers.length > 0 ? await bookingForEvent(trx, booking.id) : null;
-    const office = mailRecipient((await loadSettings(trx)).notifyEmail);
+    const settings = await loadSettings(trx);
+    const office = mailRecipient(settings.notifyEmail);
     // the bump is the schedule's lock, as in createBooking (the booking's schedule exists: the row refers to it)
     const changedIn = await bumpBookingsVersion(trx, booking.scheduleId);
     // cancelled meanwhile by a request that held the lock first: nothing more to do, nothing sent twice
@@ -192,6 +199,14 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
     // the office hears of every cancellation as it hears of every booking
     if (office) messages.push({ kind: 'booking_cancellation_notification', recipient: office });
     await enqueueMessages(trx, booking.id, messages, now);
+    await recordAudit(
+      trx,
+      actor,
+      'booking.cancelled',
+      booking.id,
+      `the appointment of ${auditTime(settings.timezone, booking.start)}`,
+      now,
+    );
     if (event) {
       const cancelled = { ...event.booking, status: 'cancelled' as const, cancelledAt: now };
       await queueBookingEvent(trx, 'booking.cancelled', cancelled, event.timezone, subscribers, now);
@@ -211,6 +226,7 @@ export async function editBookingAnswers(
   detailsId: string,
   submission: Readonly<Record<string, unknown>>,
   now: number,
+  actor: Actor = { kind: 'system' },
 ): Promise<void> {
   const booking = await findBookingDetails(db.kysely, { detailsId });
   if (!booking) throw new NotFound('Booking not found');
@@ -221,5 +237,16 @@ export async function editBookingAnswers(
   // answers to fields since removed from the form are kept: they were given, and the edit did not show them
   const names = new Set(publicFields(form).map((f) => f.name));
   const kept = Object.fromEntries(Object.entries(booking.answers).filter(([name]) => !names.has(name)));
-  await db.write((trx) => updateBookingAnswers(trx, booking.id, { ...kept, ...checked.answers }, now));
+  const changed = [...names].filter((name) => JSON.stringify(checked.answers[name]) !== JSON.stringify(booking.answers[name]));
+  await db.write(async (trx) => {
+    await updateBookingAnswers(trx, booking.id, { ...kept, ...checked.answers }, now);
+    await recordAudit(
+      trx,
+      actor,
+      'booking.edited',
+      booking.id,
+      changed.length ? `answers: ${changed.join(', ')}` : 'answers (unchanged)',
+      now,
+    );
+  });
 }

@@ -20,6 +20,7 @@ import { InvalidInput } from '../core/errors.js';
 import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
 import { queueBookingEvent } from './webhooks.js';
+import { CUSTOMER_ACTOR, auditTime, recordAudit } from './audit.js';
 import { MemoryRateLimitStore, checkRate, type RateDecision, type RateLimitStore } from '../rate-limit/rate-limiter.js';
 
 const SECRET_KEY = 'manage.link_secret';
@@ -121,6 +122,9 @@ export async function cancelByCustomer(db: Db, snapshot: Snapshot, view: ManageV
     const cutoff = await findCancelCutoffMinutes(trx, current.scheduleId);
     if (now >= current.start - cutoff * MINUTE_MS) throw new InsideCutoff();
     await markBookingCancelled(trx, current.id, now, changedIn, { who: 'customer', reason: reason || null });
+    // the customer's reason stays on the booking (erased with their data), not in the trail
+    const when = `the appointment of ${auditTime(snapshot.settings.timezone, current.start)}`;
+    await recordAudit(trx, CUSTOMER_ACTOR, 'booking.cancelled', current.id, when, now);
     const messages: { kind: MessageKind; recipient: string }[] = [];
     const customer = mailRecipient(current.customerEmail);
     const office = mailRecipient(snapshot.settings.notifyEmail);

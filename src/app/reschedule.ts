@@ -20,6 +20,7 @@ import { MINUTE_MS, formatDate, formatLocalDateTime, parseDate } from '../core/t
 import type { Snapshot } from './snapshot.js';
 import { availabilityContext, freeSlotAt } from './availability.js';
 import { queueBookingEvent } from './webhooks.js';
+import { CUSTOMER_ACTOR, auditTime, recordAudit, type Actor } from './audit.js';
 
 /** Thrown when the manage link's cut-off has passed between showing the page and submitting it. */
 export class InsideCutoff extends Error {}
@@ -94,6 +95,8 @@ export async function rescheduleBooking(
   now: number,
   by: 'customer' | 'office',
   reasonId?: number,
+  /** who moves it, for the audit trail; default: the customer when `by` is 'customer', else the system */
+  actor: Actor = by === 'customer' ? CUSTOMER_ACTOR : { kind: 'system' },
 ): Promise<RescheduleOutcome> {
   const before = await findBookingDetails(db.kysely, { id: bookingId });
   if (!before || before.status !== 'booked') throw new NotFound('Booking not found');
@@ -124,6 +127,9 @@ export async function rescheduleBooking(
     // moved row tells only its new time (and the last time it left): the days it left could be missed. A
     // move is rare, so it renews every answer instead: the config version (app/answer-cache.ts).
     await bumpConfigVersion(trx);
+    const zoneName = snapshot.settings.timezone;
+    const moveText = `from ${auditTime(zoneName, current.start)} to ${auditTime(zoneName, slot.start)}${reasonChanged ? `, now ${reason.name}` : ''}`;
+    await recordAudit(trx, actor, 'booking.rescheduled', current.id, moveText, now);
     const messages: { kind: MessageKind; recipient: string }[] = [];
     const customer = mailRecipient(current.customerEmail);
     const office = mailRecipient(snapshot.settings.notifyEmail);

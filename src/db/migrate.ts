@@ -14,6 +14,7 @@ import { manageLink } from './migrations/011-manage-link.js';
 import { findAndClosures } from './migrations/012-find-and-closures.js';
 import { customerRecords } from './migrations/013-customer-records.js';
 import { bookingAttendance } from './migrations/014-booking-attendance.js';
+import { adminUsers } from './migrations/015-admin-users.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -31,6 +32,7 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '012-find-and-closures': findAndClosures(db.dialect),
     '013-customer-records': customerRecords(db.dialect),
     '014-booking-attendance': bookingAttendance(db.dialect),
+    '015-admin-users': adminUsers(db.dialect),
   };
 }
 

@@ -259,6 +259,8 @@ export interface BookingFilter {
   /** upcoming: ends after now, ascending; past: ended, descending */
   when?: 'upcoming' | 'past' | 'all';
   scheduleId?: number | null;
+  /** only these schedules (a staff member's); null or absent: all */
+  scheduleIds?: readonly number[] | null;
   customerId?: number | null;
   /** instants: start in [from, to) */
   from?: number | null;
@@ -293,6 +295,7 @@ function filtered<O>(q: Joined<O>, filter: BookingFilter, now: number): Joined<O
   if (when === 'upcoming') r = r.where('bookings.end_at', '>', now);
   if (when === 'past') r = r.where('bookings.end_at', '<=', now);
   if (filter.scheduleId) r = r.where('bookings.schedule_id', '=', filter.scheduleId);
+  if (filter.scheduleIds) r = r.where('bookings.schedule_id', 'in', filter.scheduleIds.length ? [...filter.scheduleIds] : [-1]);
   if (filter.customerId) r = r.where('bookings.customer_id', '=', filter.customerId);
   if (filter.from != null) r = r.where('bookings.start_at', '>=', filter.from);
   if (filter.to != null) r = r.where('bookings.start_at', '<', filter.to);
@@ -363,15 +366,15 @@ export async function findBookingId(db: Q, detailsId: string): Promise<number | 
 export async function findBookedForCancel(
   trx: Q,
   detailsId: string,
-): Promise<{ id: number; scheduleId: number; customerEmail: string | null } | null> {
+): Promise<{ id: number; scheduleId: number; start: number; customerEmail: string | null } | null> {
   const row = await trx
     .selectFrom('bookings')
     .innerJoin('customers', 'customers.id', 'bookings.customer_id')
-    .select(['bookings.id', 'bookings.schedule_id', 'customers.email'])
+    .select(['bookings.id', 'bookings.schedule_id', 'bookings.start_at', 'customers.email'])
     .where('bookings.details_id', '=', detailsId)
     .where('bookings.status', '=', 'booked')
     .executeTakeFirst();
-  return row ? { id: row.id, scheduleId: row.schedule_id, customerEmail: row.email } : null;
+  return row ? { id: row.id, scheduleId: row.schedule_id, start: Number(row.start_at), customerEmail: row.email } : null;
 }
 
 /**

@@ -117,10 +117,21 @@ export interface CustomerRecord {
 }
 
 /** Customers whose name, e-mail or phone contains `search` (any case), by last then first name. */
-export async function listCustomerRecords(db: Q, search: string, limit: number): Promise<CustomerRecord[]> {
-  let q = db
-    .selectFrom('customers')
-    .leftJoin('bookings', 'bookings.customer_id', 'customers.id')
+/** `scheduleIds`: only customers with a booking in one of them, their bookings there counted (a staff member's view). */
+export async function listCustomerRecords(
+  db: Q,
+  search: string,
+  limit: number,
+  scheduleIds: readonly number[] | null = null,
+): Promise<CustomerRecord[]> {
+  let q = (
+    scheduleIds
+      ? db
+          .selectFrom('customers')
+          .innerJoin('bookings', 'bookings.customer_id', 'customers.id')
+          .where('bookings.schedule_id', 'in', scheduleIds.length ? [...scheduleIds] : [-1])
+      : db.selectFrom('customers').leftJoin('bookings', 'bookings.customer_id', 'customers.id')
+  )
     .select(CUSTOMER_COLUMNS)
     .select(sql<number>`count(bookings.id)`.as('bookings'))
     .groupBy(CUSTOMER_COLUMNS);
@@ -147,6 +158,19 @@ export async function listCustomerRecords(db: Q, search: string, limit: number):
 export async function findCustomerRecord(db: Q, id: number): Promise<CustomerRecord | null> {
   const row = await db.selectFrom('customers').select(CUSTOMER_COLUMNS).where('id', '=', id).executeTakeFirst();
   return row ? customerRecordOf(row, 0) : null;
+}
+
+/** Whether the customer has a booking in one of these schedules (a staff member may see them). */
+export async function customerHasBookingIn(db: Q, customerId: number, scheduleIds: readonly number[]): Promise<boolean> {
+  if (scheduleIds.length === 0) return false;
+  const row = await db
+    .selectFrom('bookings')
+    .select('id')
+    .where('customer_id', '=', customerId)
+    .where('schedule_id', 'in', [...scheduleIds])
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Another customer holding this e-mail address (case-insensitively, as bookings match customers), if any. */

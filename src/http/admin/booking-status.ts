@@ -12,7 +12,7 @@ import { parseDate } from '../../core/time/calendar.js';
 import { text } from './form-input.js';
 import { html } from './html.js';
 import { confirmPage, csrfField, fieldError, input, page, select, type Errors } from './layout.js';
-import { body, idParam, localTime, sendPage, state, query, type AdminDeps } from './context.js';
+import { actor, body, idParam, localTime, sendPage, state, query, visible, type AdminDeps } from './context.js';
 
 const TIME_SHAPE = /^\d{2}:\d{2}(:\d{2})?$/;
 
@@ -20,7 +20,8 @@ const detailsAddress = (b: { detailsId: string }) => `/admin/bookings/${encodeUR
 const whoOf = (b: BookingRow) => b.customerName || b.customerEmail || `Customer ${b.customerId}`;
 
 async function bookingOf(db: AdminDeps['db'], request: FastifyRequest): Promise<BookingRow> {
-  const booking = await findBooking(db, (request.params as { details: string }).details);
+  // staff: only their schedules' bookings (another's is not found, as on every booking page)
+  const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
   if (!booking) throw new NotFound('Booking not found');
   return booking;
 }
@@ -133,6 +134,7 @@ function rescheduleRoutes(app: FastifyInstance, deps: AdminDeps): void {
         clock(),
         'office',
         reason.id,
+        actor(request),
       );
       return reply.redirect(`${detailsAddress(booking)}?saved=${outcome === 'moved' ? 'moved' : 'unmoved'}`, 303);
     } catch (error) {
@@ -155,7 +157,7 @@ function attendanceRoute(app: FastifyInstance, { db, clock }: AdminDeps): void {
     const chosen = text(body(request), 'attendance');
     const attendance = chosen === '' ? null : isAttendance(chosen) ? chosen : undefined;
     if (attendance === undefined) throw new NotFound('No such mark');
-    await markAttendance(db, booking.detailsId, attendance, clock());
+    await markAttendance(db, booking.detailsId, attendance, clock(), actor(request));
     return reply.redirect(`${detailsAddress(booking)}?saved=${attendance ?? 'unmarked'}`, 303);
   });
 }
@@ -193,7 +195,7 @@ function restoreRoutes(app: FastifyInstance, { db, clock, snapshots }: AdminDeps
   app.post('/bookings/:details/restore', async (request, reply) => {
     const booking = await bookingOf(db, request);
     try {
-      await restoreBooking(db, await snapshots.current(), booking.detailsId, clock());
+      await restoreBooking(db, await snapshots.current(), booking.detailsId, clock(), actor(request));
     } catch (error) {
       if (error instanceof Conflict) return sendPage(reply, refusedPage(request, booking, error.message), 409);
       throw error;

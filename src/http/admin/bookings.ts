@@ -38,7 +38,8 @@ import {
   type PageContext,
 } from './layout.js';
 import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
-import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import { actor, body, formTokenOfPage, idParam, localTime, query, sendPage, state, visible, type AdminDeps } from './context.js';
+import { bookingHistory, describeEvent } from '../../app/audit.js';
 
 const SOURCE_LABEL: Record<string, string> = { api: 'API', admin: 'admin area (by hand)' };
 
@@ -124,6 +125,7 @@ function listQuery(request: FastifyRequest, snapshot: Snapshot): ListQuery {
     filter: {
       when,
       scheduleId,
+      scheduleIds: visible(request),
       status: status === 'any' ? null : status === 'cancelled' ? 'cancelled' : 'booked',
       attendance,
       includeCancelled: status === 'any',
@@ -147,12 +149,13 @@ function bookingListRoute(app: FastifyInstance, { db, clock }: AdminDeps, fixedM
   app.get('/bookings', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
     const { values, filter, page: pageNumber, errors } = listQuery(request, snapshot);
+    const seen = visible(request);
     const valid = Object.keys(errors).length === 0;
     const { rows, total } = valid
       ? await listBookingsPage(db, filter, { number: pageNumber, size: PAGE_SIZE }, clock())
       : { rows: [], total: 0 };
     const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-    const schedules = await listSchedules(db);
+    const schedules = (await listSchedules(db)).filter((s) => !seen || seen.includes(s.id));
     const first = total === 0 ? 0 : (pageNumber - 1) * PAGE_SIZE + 1;
     return sendPage(
       reply,
@@ -218,11 +221,13 @@ ${
 function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/bookings/:details', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
-    const booking = await findBooking(db, (request.params as { details: string }).details);
+    const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
     if (!booking) throw new NotFound('Booking not found');
     const form = snapshot.schedules.get(booking.scheduleId)?.form ?? [];
     const labelOf = (name: string) => form.find((f) => f.name === name)?.label ?? name;
     const q = query(request);
+    const history = await bookingHistory(db, booking.id);
+    const administrator = visible(request) === null;
     return sendPage(
       reply,
       page(
@@ -234,7 +239,7 @@ function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): v
 ${booking.cancelledBy === 'customer' ? html`<dt>Cancelled by</dt><dd id="cancelled-by">the customer, through the manage link</dd><dt>Customer's reason</dt><dd id="cancel-reason">${booking.cancelReason || '(none given)'}</dd>` : ''}
 ${booking.movedFrom ? html`<dt>Moved</dt><dd id="moved-from">from ${localTime(snapshot, booking.movedFrom.start)}</dd>` : ''}
 <dt>Time</dt><dd>${localTime(snapshot, booking.start)} – ${localTime(snapshot, booking.end).slice(11)} (${snapshot.settings.timezone})</dd>
-<dt>Schedule</dt><dd><a href="/admin/schedules/${booking.scheduleId}">${booking.scheduleName}</a></dd>
+<dt>Schedule</dt><dd>${administrator ? html`<a href="/admin/schedules/${booking.scheduleId}">${booking.scheduleName}</a>` : booking.scheduleName}</dd>
 <dt>Reason</dt><dd>${booking.reasonName}</dd>
 <dt>Customer</dt><dd><a href="/admin/customers/${booking.customerId}">${booking.customerName || booking.customerEmail || `Customer ${booking.customerId}`}</a>
 ${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.customerPhone ? html` · ${booking.customerPhone}` : ''}</dd>
@@ -249,6 +254,15 @@ ${booking.updatedAt !== null ? html`<dt>Last edited</dt><dd id="booking-updated"
             ? html`<p class="muted">None.</p>`
             : html`<table><tbody>
 ${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th><td>${answerValue(v)}</td></tr>`)}</tbody></table>`
+        }</section>
+<h2>History</h2>
+<section id="booking-history">${
+          history.length === 0
+            ? html`<p class="muted">Nothing recorded (the booking was made before the audit trail began).</p>`
+            : html`<ol class="history">${history.map(
+                (e) =>
+                  html`<li><time>${localTime(snapshot, e.at)}</time> · <strong>${describeEvent(e)}</strong>${e.summary ? html` · ${e.summary}` : ''}</li>`,
+              )}</ol>`
         }</section>
 <section class="actions" id="booking-actions">
 ${snapshot.schedules.has(booking.scheduleId) ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/edit">Edit answers</a> ` : ''}
@@ -293,7 +307,7 @@ ${answerInputs(fields, values, errors)}
   };
 
   app.get('/bookings/:details/edit', async (request, reply) => {
-    const booking = await findBooking(db, (request.params as { details: string }).details);
+    const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
     if (!booking) throw new NotFound('Booking not found');
     const values = Object.fromEntries(
       Object.entries(booking.answers).map(([name, v]) => [`answer.${name}`, v === true ? 'on' : v === false ? '' : String(v)]),
@@ -303,7 +317,7 @@ ${answerInputs(fields, values, errors)}
 
   app.post('/bookings/:details/edit', async (request, reply) => {
     const { snapshot } = state(request);
-    const booking = await findBooking(db, (request.params as { details: string }).details);
+    const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
     if (!booking) throw new NotFound('Booking not found');
     const raw = body(request);
     const values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
@@ -317,7 +331,7 @@ ${answerInputs(fields, values, errors)}
     }
     if (Object.keys(problems).length) return sendPage(reply, await editPage(request, booking, values, problems), 400);
     try {
-      await editBookingAnswers(db, snapshot, booking.detailsId, submission, clock());
+      await editBookingAnswers(db, snapshot, booking.detailsId, submission, clock(), actor(request));
     } catch (error) {
       if (error instanceof InvalidInput)
         return sendPage(reply, await editPage(request, booking, values, { [`answer.${error.path}`]: humanReason(error.reason) }), 400);
@@ -328,7 +342,7 @@ ${answerInputs(fields, values, errors)}
 
   app.get('/bookings/:details/cancel', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
-    const booking = await findBooking(db, (request.params as { details: string }).details);
+    const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
     if (!booking) throw new NotFound('Booking not found');
     const back = `/admin/bookings/${encodeURIComponent(booking.detailsId)}`;
     if (booking.status !== 'booked') return reply.redirect(back, 303);
@@ -351,7 +365,8 @@ ${answerInputs(fields, values, errors)}
 
   app.post('/bookings/:details/cancel', async (request, reply) => {
     const detailsId = (request.params as { details: string }).details;
-    if (!(await cancelBooking(db, detailsId, clock()))) {
+    if (!(await findBooking(db, detailsId, visible(request)))) throw new NotFound('Booking not found');
+    if (!(await cancelBooking(db, detailsId, clock(), actor(request)))) {
       // sent twice (Back, a double click): already cancelled is the outcome asked for
       const booking = await findBooking(db, detailsId);
       if (booking?.status !== 'cancelled') throw new NotFound('Booking not found');
@@ -419,9 +434,9 @@ function withCustomer(
   return filled;
 }
 
-async function customerPicker(db: AdminDeps['db'], values: Record<string, string>): Promise<Markup> {
+async function customerPicker(db: AdminDeps['db'], values: Record<string, string>, seen: readonly number[] | null): Promise<Markup> {
   const search = values.customer_q ?? '';
-  const found = values.find && search.trim() ? await listCustomers(db, search, 20) : null;
+  const found = values.find && search.trim() ? await listCustomers(db, search, 20, seen) : null;
   return html`<div class="card" id="customer-picker"><h2>Customer</h2>
 <div class="row">${input('Find customer', 'customer_q', search, {}, { type: 'search', hint: 'An existing customer, by name, e-mail or phone: their details fill the form.' })}
 <button class="secondary" name="find" value="1" formnovalidate>Find customer</button></div>
@@ -507,7 +522,7 @@ ${fieldError(errors, 'time')}
 ${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label${s.needsOverride ? html` class="override" title="only with the rules set aside"` : ''}><input type="radio" name="time" id="slot-${i}" value="${s.time}"${values.time === s.time ? html` checked` : ''}> ${s.time.slice(0, 5)}${s.needsOverride ? ' *' : ''}</label>`)}</div>${slots.some((s) => s.needsOverride) ? html`<p class="muted">* only with the rules set aside.</p>` : ''}` : html`<p class="muted">${slotNote}</p>`}
 <p class="muted stale-note" hidden>The reason or day changed: press "Show free times" to see its free times.</p>
 </fieldset>
-${await customerPicker(db, values)}
+${await customerPicker(db, values, visible(request))}
 <div class="card">
 ${answerInputs(publicFields(schedule.form), values, errors)}
 ${checkbox('Send the customer a confirmation', 'email_customer', emailCustomer)}
@@ -562,7 +577,7 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
     // "Show free times", "Find customer": the same form, nothing created
     if (values.show || values.find) return again({}, 200);
     if (values.use_customer) {
-      const customer = await findCustomer(db, idParam(values.use_customer) ?? 0);
+      const customer = await findCustomer(db, idParam(values.use_customer) ?? 0, visible(request));
       const form = (await snapshots.current()).schedules.get(id)?.form ?? [];
       if (customer && customer.erasedAt === null) values = withCustomer(values, form, customer);
       return again({}, 200);
@@ -592,6 +607,7 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
           source: 'admin',
           overrides: overridesOf(values),
           emailCustomer: values.email_customer === 'on',
+          actor: actor(request),
         },
         now,
         claimFormToken(once, now, (c: { detailsId: string }) => `/admin/bookings/${c.detailsId}`),

@@ -1,5 +1,7 @@
 // Page frame and form pieces of the admin area. Every input has a label; an error is shown right
 // under its field and tied to it with aria-describedby; values typed are passed back in after an error.
+import type { Session } from '../../app/admin-auth.js';
+import { mayOpen } from './roles.js';
 import { html, type Markup } from './html.js';
 import { CANONICAL_ZONE_NAMES } from '../../core/time/zone-names.js';
 import { SCHEDULE_EDITOR_CSS, SCHEDULE_EDITOR_JS } from './schedule-editor-assets.js';
@@ -11,6 +13,8 @@ export interface PageContext {
   installationName: string;
   /** the path of the page, so the menu can mark where the admin is */
   path?: string;
+  /** the signed-in user's role and schedules: the menu shows only what they may open */
+  session?: Pick<Session, 'role' | 'scheduleIds'>;
 }
 
 export type Errors = Readonly<Record<string, string>>;
@@ -24,6 +28,8 @@ const NAV: [string, string][] = [
   ['/admin/mail', 'E-mail'],
   ['/admin/webhooks', 'Webhooks'],
   ['/admin/settings', 'Configuration'],
+  ['/admin/users', 'Users'],
+  ['/admin/activity', 'Activity'],
 ];
 
 /** A parser's reason as a sentence for people: "must be a non-empty string" becomes "Enter a value." */
@@ -65,7 +71,7 @@ export function page(
 <header class="top"><a class="brand" href="/admin">${ctx.installationName}</a>
 ${
   ctx.email
-    ? html`<nav aria-label="Main">${NAV.map(([href, label]) =>
+    ? html`<nav aria-label="Main">${NAV.filter(([href]) => !ctx.session || mayOpen(ctx.session, href)).map(([href, label]) =>
         ctx.path === href || ctx.path?.startsWith(`${href}/`)
           ? html`<a href="${href}" aria-current="page" class="current">${label}</a>`
           : html`<a href="${href}">${label}</a>`,
