@@ -6,7 +6,8 @@ import { connect, parseDatabaseUrl, type Db, UNBOUNDED_WORK } from './db/connect
 import { migrate } from './db/migrate.js';
 import { buildApp, REDACTED_PATHS } from './http/build-app.js';
 import { RedisRateLimitStore } from './rate-limit/redis-store.js';
-import { startOutboxWorker } from './app/outbox-delivery.js';
+import { startOutboxWorker, type OutboxLog, type OutboxWorker } from './app/outbox-delivery.js';
+import { MAIL_THREAD_POOL_MAX, startMailThread, type MailThreadOptions } from './mail-thread.js';
 import { startWebhookWorker } from './app/webhook-delivery.js';
 
 export interface RunningServer {
@@ -69,15 +70,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
   }
   const url = await app.listen({ host: config.host, port: config.port });
   // SMTP_URL, else the server saved in the admin area; with neither the messages wait in the outbox
-  const mailer = startOutboxWorker({
-    db,
-    smtpUrl: config.smtpUrl,
-    from: config.mailFrom,
-    giveUpAfterMs: config.mailGiveUpAfterHours * 3_600_000,
-    concurrency: config.mailConcurrency,
-    publicUrl: config.publicUrl,
-    log: app.log.child({ component: 'outbox' }),
-  });
+  const mailer = startMailer(config, db, app.log.child({ component: 'outbox' }));
   // webhook deliveries: the same outbox pattern, its own worker and claims (docs/webhooks.md)
   const webhooks = startWebhookWorker({
     db,
@@ -105,6 +98,34 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
         app.log.warn({ afterMs: DB_CLOSE_TIMEOUT_MS }, 'the database did not close in time');
     })());
   return { app, db, url, stop };
+}
+
+/**
+ * The outbox delivery: in a worker thread of its own (MAIL_WORKER=thread, the default), with its own
+ * database connection(s) and the same bounds, or on this event loop. An in-memory SQLite database exists
+ * only on this connection, so its mail is delivered inline.
+ */
+function startMailer(config: Config, db: Db, log: OutboxLog): Pick<OutboxWorker, 'stop'> {
+  const worker = {
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    giveUpAfterMs: config.mailGiveUpAfterHours * 3_600_000,
+    concurrency: config.mailConcurrency,
+    publicUrl: config.publicUrl,
+  };
+  if (config.mailWorker === 'inline' || parseDatabaseUrl(config.databaseUrl).location === ':memory:')
+    return startOutboxWorker({ ...worker, db, log });
+  const options: MailThreadOptions = {
+    databaseUrl: config.databaseUrl,
+    connect: {
+      poolMax: Math.min(config.databasePoolMax, MAIL_THREAD_POOL_MAX),
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      busyTimeoutMs: config.sqliteBusyTimeoutMs,
+    },
+    worker,
+  };
+  return startMailThread(options, log);
 }
 
 /**
