@@ -44,7 +44,7 @@ export function startMailThread(options: MailThreadOptions, log: OutboxLog): Pic
   const start = () => {
     thread = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, options } });
     thread.on('message', (message: FromThread) => {
-      if (message.type === 'log') log[message.level](message.obj, message.msg);
+      if (message.type === 'log') log[message.level](revived(message.obj), message.msg);
     });
     thread.on('error', (error) => log.error({ err: error }, 'the mail thread failed'));
     thread.on('exit', (code) => {
@@ -78,13 +78,29 @@ export function startMailThread(options: MailThreadOptions, log: OutboxLog): Pic
   };
 }
 
-/** A log record's values as the main thread can take them: an Error keeps its name, message, stack and code. */
+/** Marks an Error posted from the thread (its class does not cross; its name, message, stack and own fields do). */
+const POSTED_ERROR = 'postedError';
+
+/** A log record's values as the main thread can take them. */
 function postable(obj: object): object {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(obj)) {
     if (value instanceof Error) {
-      const { name, message, stack, ...own } = value as Error & Record<string, unknown>;
-      out[key] = { type: name, message, stack, ...own };
+      const { message, stack, ...own } = value as Error & Record<string, unknown>;
+      out[key] = { [POSTED_ERROR]: true, ...own, name: value.name, message, stack };
+    } else out[key] = value;
+  }
+  return out;
+}
+
+/** The posted record's errors as Errors again, so the main logger prints them as it prints its own. */
+function revived(obj: object): object {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(obj)) {
+    if (value && typeof value === 'object' && POSTED_ERROR in value) {
+      const { message, ...rest } = value as Record<string, unknown>;
+      delete rest[POSTED_ERROR];
+      out[key] = Object.assign(new Error(String(message)), rest);
     } else out[key] = value;
   }
   return out;
