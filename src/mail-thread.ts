@@ -44,7 +44,8 @@ export function startMailThread(options: MailThreadOptions, log: OutboxLog): Pic
   const start = () => {
     thread = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, options } });
     thread.on('message', (message: FromThread) => {
-      if (message.type === 'log') log[message.level](revived(message.obj), message.msg);
+      // the binding says which thread a line came from (the operator sees delivery is off the API's loop)
+      if (message.type === 'log') log[message.level]({ ...revived(message.obj), mailThread: thread.threadId }, message.msg);
     });
     thread.on('error', (error) => log.error({ err: error }, 'the mail thread failed'));
     thread.on('exit', (code) => {
