@@ -19,8 +19,11 @@ export interface MailThreadOptions {
   worker: Omit<OutboxWorkerOptions, 'db' | 'log' | 'clock' | 'afterClaim'>;
 }
 
-/** PostgreSQL connections of the thread's own pool: a claim, the 'sent' records and failures' outcomes at once. */
-export const MAIL_THREAD_POOL_MAX = 4;
+/**
+ * PostgreSQL connections of the thread's own pool at most (out of DATABASE_POOL_MAX): a claim, the 'sent'
+ * records and a failure's outcome at once (of them one for the snapshot's version reads, db.hot).
+ */
+export const MAIL_THREAD_POOL_MAX = 3;
 
 /** How long the main thread waits for the thread to close its database after the worker stopped. */
 const THREAD_EXIT_MS = 2_000;

@@ -45,8 +45,10 @@ async function within(work: Promise<unknown>, ms: number): Promise<'done' | 'lat
 }
 
 export async function startServer(config: Config = loadConfig()): Promise<RunningServer> {
+  const mail = mailPlacement(config);
   const db = connect(config.databaseUrl, {
-    poolMax: config.databasePoolMax,
+    // the mail thread's pool is part of DATABASE_POOL_MAX: the process's connections stay within it
+    poolMax: config.databasePoolMax - mail.connections,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
@@ -70,7 +72,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
   }
   const url = await app.listen({ host: config.host, port: config.port });
   // SMTP_URL, else the server saved in the admin area; with neither the messages wait in the outbox
-  const mailer = startMailer(config, db, app.log.child({ component: 'outbox' }));
+  const mailer = startMailer(config, mail, db, app.log.child({ component: 'outbox' }));
   // webhook deliveries: the same outbox pattern, its own worker and claims (docs/webhooks.md)
   const webhooks = startWebhookWorker({
     db,
@@ -101,11 +103,20 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
 }
 
 /**
- * The outbox delivery: in a worker thread of its own (MAIL_WORKER=thread, the default), with its own
- * database connection(s) and the same bounds, or on this event loop. An in-memory SQLite database exists
- * only on this connection, so its mail is delivered inline.
+ * Where the outbox is delivered: in a worker thread of its own (MAIL_WORKER=thread, the default), or on
+ * this event loop. An in-memory SQLite database exists only on this connection, and a PostgreSQL pool of
+ * one connection cannot be split: their mail is delivered inline. On PostgreSQL the thread's own pool is
+ * taken out of DATABASE_POOL_MAX (a third, 1 to MAIL_THREAD_POOL_MAX).
  */
-function startMailer(config: Config, db: Db, log: OutboxLog): Pick<OutboxWorker, 'stop'> {
+function mailPlacement(config: Config): { thread: boolean; connections: number } {
+  const target = parseDatabaseUrl(config.databaseUrl);
+  if (config.mailWorker === 'inline' || target.location === ':memory:') return { thread: false, connections: 0 };
+  if (target.dialect === 'sqlite') return { thread: true, connections: 0 };
+  if (config.databasePoolMax < 2) return { thread: false, connections: 0 };
+  return { thread: true, connections: Math.max(1, Math.min(MAIL_THREAD_POOL_MAX, Math.floor(config.databasePoolMax / 3))) };
+}
+
+function startMailer(config: Config, mail: { thread: boolean; connections: number }, db: Db, log: OutboxLog): Pick<OutboxWorker, 'stop'> {
   const worker = {
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,
@@ -113,12 +124,11 @@ function startMailer(config: Config, db: Db, log: OutboxLog): Pick<OutboxWorker,
     concurrency: config.mailConcurrency,
     publicUrl: config.publicUrl,
   };
-  if (config.mailWorker === 'inline' || parseDatabaseUrl(config.databaseUrl).location === ':memory:')
-    return startOutboxWorker({ ...worker, db, log });
+  if (!mail.thread) return startOutboxWorker({ ...worker, db, log });
   const options: MailThreadOptions = {
     databaseUrl: config.databaseUrl,
     connect: {
-      poolMax: Math.min(config.databasePoolMax, MAIL_THREAD_POOL_MAX),
+      poolMax: mail.connections,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       busyTimeoutMs: config.sqliteBusyTimeoutMs,
