@@ -1,7 +1,9 @@
-// What one message costs the worker, by part, in one process (no database, no network): rendering
-// (mail/templates.ts, the .ics), nodemailer's MIME build (as the SMTP transport builds it, through a stream
-// transport that only collects the bytes), and the whole send through the pooled SMTP transport to a
-// real smtp-server in another process (bench/smtp-sink.ts, answering at once). Run with `--cpu-prof` for
+// What one message costs the worker, by part, in one process without a database: rendering
+// (mail/templates.ts, the .ics), nodemailer's MIME build (MailComposer into one buffer), and the whole send
+// through the pooled SMTP transport to a real smtp-server in another process (bench/smtp-sink.ts, answering
+// at once), this code's way (nodemailer streams the parts to the socket as it encodes them) against the
+// alternative of building the MIME into one buffer first and handing it over as `raw`, interleaved over
+// three rounds (the JIT's warm-up and the machine's load change between phases). Run with `--cpu-prof` for
 // the profile. `node --import tsx bench/mail-cost.ts [messages]`
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
