@@ -25,6 +25,13 @@ export interface MailThreadOptions {
  */
 export const MAIL_THREAD_POOL_MAX = 3;
 
+/**
+ * A worker thread loads this module as plain JavaScript (dist/, which bin/booking runs); run from the
+ * TypeScript sources (tsx: the in-process tests and scripts) the thread would not get tsx's loader, so
+ * there delivery stays inline.
+ */
+export const MAIL_THREAD_AVAILABLE = import.meta.url.endsWith('.js');
+
 /** How long the main thread waits for the thread to close its database after the worker stopped. */
 const THREAD_EXIT_MS = 2_000;
 /** After the thread failed (an error nothing caught): when it is started again. */

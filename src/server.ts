@@ -7,7 +7,7 @@ import { migrate } from './db/migrate.js';
 import { buildApp, REDACTED_PATHS } from './http/build-app.js';
 import { RedisRateLimitStore } from './rate-limit/redis-store.js';
 import { startOutboxWorker, type OutboxLog, type OutboxWorker } from './app/outbox-delivery.js';
-import { MAIL_THREAD_POOL_MAX, startMailThread, type MailThreadOptions } from './mail-thread.js';
+import { MAIL_THREAD_AVAILABLE, MAIL_THREAD_POOL_MAX, startMailThread, type MailThreadOptions } from './mail-thread.js';
 import { startWebhookWorker } from './app/webhook-delivery.js';
 
 export interface RunningServer {
@@ -104,13 +104,14 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
 
 /**
  * Where the outbox is delivered: in a worker thread of its own (MAIL_WORKER=thread, the default), or on
- * this event loop. An in-memory SQLite database exists only on this connection, and a PostgreSQL pool of
- * one connection cannot be split: their mail is delivered inline. On PostgreSQL the thread's own pool is
+ * this event loop. An in-memory SQLite database exists only on this connection, a PostgreSQL pool of one
+ * connection cannot be split, and the thread needs the compiled JavaScript (MAIL_THREAD_AVAILABLE): there
+ * mail is delivered inline. On PostgreSQL the thread's own pool is
  * taken out of DATABASE_POOL_MAX (a third, 1 to MAIL_THREAD_POOL_MAX).
  */
 function mailPlacement(config: Config): { thread: boolean; connections: number } {
   const target = parseDatabaseUrl(config.databaseUrl);
-  if (config.mailWorker === 'inline' || target.location === ':memory:') return { thread: false, connections: 0 };
+  if (config.mailWorker === 'inline' || target.location === ':memory:' || !MAIL_THREAD_AVAILABLE) return { thread: false, connections: 0 };
   if (target.dialect === 'sqlite') return { thread: true, connections: 0 };
   if (config.databasePoolMax < 2) return { thread: false, connections: 0 };
   return { thread: true, connections: Math.max(1, Math.min(MAIL_THREAD_POOL_MAX, Math.floor(config.databasePoolMax / 3))) };
