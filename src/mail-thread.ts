@@ -53,9 +53,10 @@ export function startMailThread(options: MailThreadOptions, log: OutboxLog): Pic
   let restart: NodeJS.Timeout | null = null;
   const start = () => {
     thread = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, options } });
+    const threadId = thread.threadId;
     thread.on('message', (message: FromThread) => {
       // the binding says which thread a line came from (the operator sees delivery is off the API's loop)
-      if (message.type === 'log') log[message.level]({ ...revived(message.obj), mailThread: thread.threadId }, message.msg);
+      if (message.type === 'log') log[message.level]({ ...revived(message.obj), mailThread: threadId }, message.msg);
     });
     thread.on('error', (error) => log.error({ err: error }, 'the mail thread failed'));
     thread.on('exit', (code) => {
