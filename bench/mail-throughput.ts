@@ -27,7 +27,8 @@
 //
 // Env: BENCH_ENGINES=sqlite,postgres  BENCH_SECONDS (5)  BENCH_CONNECTIONS (20)  BENCH_MAIL_SECONDS (5)
 // BENCH_MAIL_DRAIN_SECONDS (10)  BENCH_MAIL_DELAY_MS (30: how long the SMTP server takes to answer)
-// BENCH_MAIL_CONCURRENCY (4,16)  BENCH_MAIL_WORKERS (thread)  BENCH_MAIL_BASELINE  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS
+// BENCH_MAIL_CONCURRENCY (4,16)  BENCH_MAIL_WORKERS (thread)  BENCH_MAIL_SUSTAINED_RATE (bookings/s for phase 3
+// of every variant; default 70% of each one's bound)  BENCH_MAIL_BASELINE  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS
 // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server). Figures are printed, not asserted.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -48,6 +49,7 @@ const MAIL_SECONDS = Number(env.BENCH_MAIL_SECONDS ?? 5);
 const DRAIN_SECONDS = Number(env.BENCH_MAIL_DRAIN_SECONDS ?? 10);
 const DELAY_MS = Number(env.BENCH_MAIL_DELAY_MS ?? 30);
 const CONCURRENCIES = (env.BENCH_MAIL_CONCURRENCY ?? '4,16').split(',').map(Number);
+const SUSTAINED_RATE = Number(env.BENCH_MAIL_SUSTAINED_RATE ?? 0);
 const WORKERS = (env.BENCH_MAIL_WORKERS ?? 'thread').split(',').map((w) => w.trim());
 const BASELINE = env.BENCH_MAIL_BASELINE;
 const POSTGRES_ADMIN_URL = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -375,7 +377,8 @@ async function benchEngine(engine: 'sqlite' | 'postgres', databaseUrl: string, s
     const keptUp = d.drainSeconds !== null && d.drainSeconds < 2;
     const laneRate = keptUp ? Math.max(d.drainRate, d.queued / MAIL_SECONDS) : d.drainRate;
     const byLanes = laneRate / 2;
-    const rate = Math.floor(0.7 * Math.min(byCpu, byLanes));
+    // BENCH_MAIL_SUSTAINED_RATE: one rate for every variant, to compare them like for like
+    const rate = SUSTAINED_RATE || Math.floor(0.7 * Math.min(byCpu, byLanes));
     if (!(rate > 0)) continue;
     const sustained = await measureDelivery(variant, databaseUrl, token, schedules.pop()!, rate, sink);
     printDelivery(
