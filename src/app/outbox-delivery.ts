@@ -17,6 +17,10 @@
 // message again once the claim expires. Every message carries a stable Message-ID (outbox row and booking),
 // so such a duplicate is recognisable as one by mail clients.
 //
+// Every outcome is written through db.write: on SQLite that waits for another connection's write lock
+// without blocking (the API's bookings on the main thread, when delivery runs in its own thread, or
+// another process), where a plain statement gave up after the driver's few milliseconds.
+//
 // Claims are short (default 2 minutes, a send abandoned after 1) and cover only the messages being sent
 // right now, so a message whose outcome could not be written (a failure while the database was away) is
 // due again soon, not after ten minutes.
@@ -215,7 +219,7 @@ class SentRecords {
       const batch = this.pending;
       this.pending = [];
       try {
-        const recorded = await markSent(this.db.kysely, batch);
+        const recorded = await this.db.write((trx) => markSent(trx, batch));
         for (const entry of batch) entry.settle(recorded.has(entry.id));
       } catch (error) {
         for (const entry of batch) entry.settle(error instanceof Error ? error : new Error(String(error)));
@@ -376,7 +380,7 @@ class OutboxDelivery {
   private async recordAccepted(): Promise<void> {
     if (this.accepted.size === 0) return;
     const entries = [...this.accepted].map(([id, sentAt]) => ({ id, sentAt }));
-    await markSent(this.options.db.kysely, entries);
+    await this.options.db.write((trx) => markSent(trx, entries));
     for (const { id } of entries) {
       this.accepted.delete(id);
       this.options.log.info({ outboxId: id }, 'mail sent earlier recorded as sent');
@@ -467,7 +471,7 @@ class OutboxDelivery {
     const { booking } = source;
     const stale = staleMessageReason(row.kind, { cancelled: booking.cancelledAt !== null, ...booking }, this.options.clock());
     if (stale !== null) {
-      await markSkipped(this.options.db.kysely, row.id, row.claimed_until, stale);
+      await this.options.db.write((trx) => markSkipped(trx, row.id, row.claimed_until, stale));
       this.options.log.info({ outboxId: row.id, reason: stale }, 'mail skipped');
       return 'skipped';
     }
@@ -486,18 +490,16 @@ class OutboxDelivery {
     const now = this.options.clock();
     const attempt = row.attempts + 1;
     const retryAt = now - row.created_at >= giveUpAfterMs ? null : now + retryDelay(attempt, retryBaseMs, retryCapMs);
-    const recorded = await markAttemptFailed(this.options.db.kysely, row.id, row.claimed_until, {
-      error: describeSendError(error),
-      retryAt,
-    });
+    const failure = { error: describeSendError(error), retryAt };
+    const recorded = await this.options.db.write((trx) => markAttemptFailed(trx, row.id, row.claimed_until, failure));
     log[retryAt === null ? 'error' : 'warn'](
-      { outboxId: row.id, attempt, recorded, error: describeSendError(error) },
+      { outboxId: row.id, attempt, recorded, error: failure.error },
       retryAt === null ? 'mail given up' : 'mail failed, will retry',
     );
   }
 
   private async release(row: ClaimedMessage): Promise<void> {
-    const released = await releaseClaim(this.options.db.kysely, row.id, row.claimed_until, this.options.clock());
+    const released = await this.options.db.write((trx) => releaseClaim(trx, row.id, row.claimed_until, this.options.clock()));
     this.options.log.info({ outboxId: row.id, released }, 'mail not sent: the worker stopped; released for the next worker');
   }
 
