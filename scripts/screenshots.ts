@@ -38,9 +38,8 @@ const smtp = new SMTPServer({
 });
 await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
 const smtpPort = (smtp.server.address() as { port: number }).port;
-// en-GB: 24-hour time inputs and day-first dates, as a European practice sees them
-const browser = await launchBrowser({ locale: 'en-GB', timezoneId: 'Europe/Berlin' });
-const staffBrowser = await launchBrowser({ locale: 'en-GB', timezoneId: 'Europe/Berlin' });
+const browser = await launchBrowser({ timezoneId: 'Europe/Berlin' });
+const staffBrowser = await launchBrowser({ timezoneId: 'Europe/Berlin' });
 try {
   const page = await browser.context.newPage();
   const saved = async (name: string, what: string, options: { fullPage?: boolean } = {}) => {

@@ -44,7 +44,7 @@ if (BROWSER_SKIP) console.log(`# NOTE: ${BROWSER_SKIP}`);
 
 /** A headless chromium with a fresh profile directory, removed on close; `javaScriptEnabled: false` browses as without JavaScript. */
 export async function launchBrowser(
-  options: { javaScriptEnabled?: boolean; timezoneId?: string; locale?: string } = {},
+  options: { javaScriptEnabled?: boolean; timezoneId?: string } = {},
 ): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'booking-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -54,7 +54,6 @@ export async function launchBrowser(
     viewport: { width: 1280, height: 900 },
     javaScriptEnabled: options.javaScriptEnabled ?? true,
     ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
-    ...(options.locale ? { locale: options.locale } : {}),
   });
   return {
     context,
