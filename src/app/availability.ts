@@ -189,9 +189,34 @@ export async function listSlots(
   return slots;
 }
 
+/** A requested time within the booking window, and the starts of the bookings that can stand in its way. */
+export interface RequestedTime {
+  readonly day: number;
+  readonly minute: number;
+  /** bookings starting in [from, to) are the ones its check needs */
+  readonly from: number;
+  readonly to: number;
+}
+
+/** The local time a slot string names, when it can be free at all (NotFound otherwise: malformed, off-second, outside the window). */
+export function requestedTime(ctx: AvailabilityContext, slotText: string): RequestedTime {
+  const local = parseLocalDateTime(slotText);
+  if (local === null || local.second !== 0) throw new NotFound('Time not available');
+  const window = bookingWindow(ctx);
+  if (local.day < window.firstDay || local.day > window.lastDay) throw new NotFound('Time not available');
+  return { day: local.day, minute: local.minute, ...relevantBookingStarts(ctx, local.day, local.day) };
+}
+
+/** The free time at `at` given the bookings starting in its range, or NotFound (docs/decisions.md §5: taken, closed, past, off-grid…). */
+export function freeSlotAmong(ctx: AvailabilityContext, at: RequestedTime, bookings: readonly BookedTime[]): FreeSlot {
+  const slot = findFreeSlot(ctx, at.day, at.minute, bookings);
+  if (!slot) throw new NotFound('Time not available');
+  return slot;
+}
+
 /**
  * The free time a slot string names, or NotFound (docs/decisions.md §5: taken, closed, past, off-grid,
- * nonexistent…). Uncached, from the bookings as `trx` sees them: the booking's own transaction re-checks here.
+ * nonexistent…). Uncached, from the bookings as `trx` sees them: a booking's own transaction re-checks here.
  */
 export async function freeSlotAt(
   trx: Db['kysely'],
@@ -200,15 +225,8 @@ export async function freeSlotAt(
   slotText: string,
   exceptBookingId?: number,
 ): Promise<FreeSlot> {
-  const local = parseLocalDateTime(slotText);
-  if (local === null || local.second !== 0) throw new NotFound('Time not available');
-  const window = bookingWindow(ctx);
-  if (local.day < window.firstDay || local.day > window.lastDay) throw new NotFound('Time not available');
-  const { from, to } = relevantBookingStarts(ctx, local.day, local.day);
-  const bookings = await bookedTimes(trx, schedule.id, from, to, exceptBookingId);
-  const slot = findFreeSlot(ctx, local.day, local.minute, bookings);
-  if (!slot) throw new NotFound('Time not available');
-  return slot;
+  const at = requestedTime(ctx, slotText);
+  return freeSlotAmong(ctx, at, await bookedTimes(trx, schedule.id, at.from, at.to, exceptBookingId));
 }
 
 /**
