@@ -13,6 +13,7 @@ import { reminders } from './migrations/010-reminders.js';
 import { manageLink } from './migrations/011-manage-link.js';
 import { findAndClosures } from './migrations/012-find-and-closures.js';
 import { customerRecords } from './migrations/013-customer-records.js';
+import { bookingUnchanged } from './migrations/016-booking-unchanged.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -29,6 +30,7 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '011-manage-link': manageLink(db.dialect),
     '012-find-and-closures': findAndClosures(db.dialect),
     '013-customer-records': customerRecords(db.dialect),
+    '016-booking-unchanged': bookingUnchanged(db.dialect),
   };
 }
 

@@ -52,26 +52,21 @@ export async function bookingsSeen(db: Q, scheduleId: number, from: number, to: 
 }
 
 /**
- * PostgreSQL, outside a transaction (the statement is its own): stores the booking when no booking of the
- * schedule starting in the range `seen` read was booked, cancelled or moved since (its `changed_in` is above
- * the version seen), in one statement that also takes the schedule's lock (the bump); null, storing
- * nothing, otherwise. Null also when the lock was held by a booking committing while this statement
- * waited: the statement's own reads are from before that commit (READ COMMITTED takes the snapshot when
- * the statement starts), so the schedule's version found under the lock must be the one it started with,
- * checked on the locked row (PostgreSQL re-evaluates an UPDATE's condition on the row it waited for).
+ * PostgreSQL, outside a transaction (the statement is its own): stores the booking unless a booking of the
+ * schedule starting in the range `seen` read was booked, cancelled or moved after the version seen (its
+ * `changed_in` is above it), in one statement that takes the schedule's lock (the bump) and holds it for no
+ * round trip; null, storing nothing, otherwise. The condition is the function of migration 016: when the
+ * UPDATE waited for the lock, PostgreSQL checks it again on the row it waited for, and the function's
+ * own snapshot then holds the booking that held the lock (the statement's snapshot, from before the wait,
+ * does not).
  */
 export async function storeBookingIfUnchanged(db: Q, store: BookingToStore, seen: BookingsSeen): Promise<StoredBooking | null> {
   const { scheduleId } = store.booking;
   const { rows } = await sql<StoredRow>`
-    with seen as (select bookings_version from schedules where id = ${scheduleId}),
-    bump as (
-      update schedules s set bookings_version = s.bookings_version + 1 from seen
-      where s.id = ${scheduleId} and s.bookings_version = seen.bookings_version
-      and not exists (
-        select 1 from bookings where schedule_id = ${scheduleId} and changed_in > ${seen.version}::int8
-        and start_at >= ${seen.from}::int8 and start_at < ${seen.to}::int8
-      )
-      returning s.bookings_version
+    with bump as (
+      update schedules set bookings_version = bookings_version + 1
+      where id = ${scheduleId} and not bookings_changed_since(${scheduleId}::int4, ${seen.version}::int8, ${seen.from}::int8, ${seen.to}::int8)
+      returning bookings_version
     ),
     ${rowsAfterBump(store)}`.execute(db);
   return rows[0] ? storedOf(rows[0]) : null;
