@@ -4,6 +4,7 @@ import type { Db } from '../db/connect.js';
 import { MemoryRateLimitStore, checkRate, type RateDecision, type RateLimitStore } from '../rate-limit/rate-limiter.js';
 import type { Versions } from './answer-cache.js';
 import { tokenMatches } from './api-token.js';
+import { scheduleChangeReach } from './availability.js';
 import type { Snapshot, SnapshotCache } from './snapshot.js';
 
 export type ApiRefusal =
@@ -41,7 +42,10 @@ export function apiAccessCheck({ db, snapshots, rateLimits = new MemoryRateLimit
   return async function checkApiAccess(scheduleId: number | null, token: string | null): Promise<ApiAccess> {
     // one read for both versions: every read costs a SQLite read transaction (file-lock system calls),
     // a large share of a fast call; the availability calls check their cached answers against these
-    const versions = await db.hot.versions(scheduleId);
+    // with the schedule's reach (from the snapshot at hand: reasons change rarely, and then every answer is
+    // renewed anyway), so that the same read brings the bookings changed since (Versions.changes)
+    const schedule = scheduleId === null ? undefined : snapshots.latest()?.schedules.get(scheduleId);
+    const versions = await db.hot.versions(scheduleId, schedule && scheduleChangeReach(schedule));
     const snapshot = await snapshots.at(versions.config);
     const { settings } = snapshot;
     if (!settings.configured) return { snapshot, versions, refusal: NOT_CONFIGURED };

@@ -21,11 +21,33 @@ export interface Versions {
   readonly scheduleId: number | null;
   /** its bookings version; null when no schedule was asked about or it does not exist */
   readonly bookings: number | null;
+  /**
+   * PostgreSQL, when the caller gave a reach and this process had read the schedule's version before: the
+   * schedule's bookings changed after that earlier version up to `bookings`, read in the same statement
+   * (so an answer cached at a version from `since` on is brought up to date without a read of its own)
+   */
+  readonly changes?: BookingChangesSince;
+}
+
+/** How far from a changed booking the bookings around it are wanted (before its start, after its end), in ms. */
+export interface ChangeReach {
+  readonly before: number;
+  readonly after: number;
+}
+
+/** The changes after `since` (up to the version read with them), with the booked bookings within `reach` of them. */
+export interface BookingChangesSince extends BookingChanges {
+  readonly since: number;
+  readonly reach: ChangeReach;
 }
 
 export interface HotReads {
-  /** the config version and, when `scheduleId` is given, that schedule's bookings version: one read, not two */
-  versions(scheduleId: number | null): Promise<Versions>;
+  /**
+   * The config version and, when `scheduleId` is given, that schedule's bookings version: one read, not two.
+   * With `reach`, on PostgreSQL, also the schedule's changes since the version this process read before
+   * (Versions.changes).
+   */
+  versions(scheduleId: number | null, reach?: ChangeReach): Promise<Versions>;
   /** the schedule's bookings version (0 when there is no such schedule) */
   bookingsVersion(scheduleId: number): Promise<number>;
   /** booked (not cancelled) spans of a schedule starting in [from, to) */
@@ -151,9 +173,11 @@ export function postgresHotReads(pool: pg.Pool): HotReads {
     (await pool.query<unknown[]>({ text: SQL[name], values, rowMode: 'array' }).catch(rethrow)).rows;
   const coalesced = new CoalescedVersionReads(pool);
   return {
-    versions: async (scheduleId) => {
-      const read = await coalesced.read(scheduleId);
-      return versionsOf(read.config, scheduleId, scheduleId === null ? null : (read.bookings.get(scheduleId) ?? null));
+    versions: async (scheduleId, reach) => {
+      const read = await coalesced.read(scheduleId, reach);
+      if (scheduleId === null) return versionsOf(read.config, null, null);
+      const changes = read.changes.get(scheduleId);
+      return { ...versionsOf(read.config, scheduleId, read.bookings.get(scheduleId) ?? null), ...(changes && { changes }) };
     },
     bookingsVersion: async (scheduleId) => (await coalesced.read(scheduleId)).bookings.get(scheduleId) ?? 0,
     bookedTimes: async (scheduleId, from, to) => spansOf(await arrays('bookedTimes', [scheduleId, from, to])),
@@ -166,14 +190,32 @@ interface VersionsRead {
   readonly config: number;
   /** bookings version by schedule id, for the asked schedules that exist */
   readonly bookings: ReadonlyMap<number, number>;
+  /** changes by schedule id, for the asked schedules whose version this process had read before */
+  readonly changes: ReadonlyMap<number, BookingChangesSince>;
 }
 
 interface PendingRead {
-  readonly scheduleIds: Set<number>;
+  /** the asked schedules, with the widest reach any of their requests asked for */
+  readonly schedules: Map<number, ChangeReach | undefined>;
   readonly result: Promise<VersionsRead>;
   settle(read: Promise<VersionsRead>): void;
   sendScheduled: boolean;
 }
+
+const VERSIONS_SQL =
+  'select 0, m.config_version, s.id, s.bookings_version, 0 from meta m left join schedules s on s.id = any($1::int8[]) where m.id = 1';
+// the changes of each schedule asked with a reach, after the version this process last read of it (the
+// index bookings_schedule_changes), and the booked bookings around them (bookings_schedule_span; distinct
+// with the id, so a booking near two changes comes once), in the snapshot that read the versions
+const VERSIONS_AND_CHANGES_SQL = `with wanted as (select * from unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[]) as w(schedule_id, since, before, after)),
+changed as (select w.schedule_id, b.start_at, b.end_at, w.before, w.after from wanted w
+  join bookings b on b.schedule_id = w.schedule_id and b.changed_in > w.since)
+${VERSIONS_SQL}
+union all
+select 1, schedule_id, start_at, end_at, 0 from changed
+union all
+select distinct 2, b.schedule_id, b.start_at, b.end_at, b.id from changed c join bookings b
+on b.schedule_id = c.schedule_id and b.status = 'booked' and b.start_at >= c.start_at - c.before and b.start_at < c.end_at + c.after`;
 
 /**
  * On PostgreSQL each version read is a round trip, and the per-request read was most of a cached request's
@@ -182,23 +224,30 @@ interface PendingRead {
  * only ever joined before it is sent, so it starts after every request it answers arrived: each of them
  * sees every change committed before it arrived, the same guarantee as a read of its own
  * (docs/decisions.md §1; docs/architecture.md, "A request's path").
+ *
+ * After a booking every reader of its schedule needs the bookings changed since its cached answer: the same
+ * read brings them, for each schedule asked with a reach, since the version of it this process read last
+ * (the version most cached answers are at; an answer older than that reads its changes itself). So a
+ * booking costs the readers no round trip of their own (issue 13).
  */
 class CoalescedVersionReads {
   private static readonly MAX_IN_FLIGHT = 1;
   private next: PendingRead | null = null;
   private inFlight = 0;
+  /** by schedule: the latest bookings version a read of this process returned */
+  private readonly lastRead = new Map<number, number>();
 
   constructor(private readonly pool: pg.Pool) {}
 
-  read(scheduleId: number | null): Promise<VersionsRead> {
+  read(scheduleId: number | null, reach?: ChangeReach): Promise<VersionsRead> {
     let pending = this.next;
     if (!pending) {
       let settle!: (read: Promise<VersionsRead>) => void;
       const result = new Promise<VersionsRead>((resolve) => (settle = resolve));
-      pending = this.next = { scheduleIds: new Set(), result, settle, sendScheduled: false };
+      pending = this.next = { schedules: new Map(), result, settle, sendScheduled: false };
       this.sendWhenFree();
     }
-    if (scheduleId !== null) pending.scheduleIds.add(scheduleId);
+    if (scheduleId !== null) pending.schedules.set(scheduleId, widest(pending.schedules.get(scheduleId), reach));
     return pending.result;
   }
 
@@ -213,19 +262,30 @@ class CoalescedVersionReads {
   private send(pending: PendingRead): void {
     this.next = null;
     this.inFlight++;
+    const wanted: { scheduleId: number; since: number; reach: ChangeReach }[] = [];
+    for (const [scheduleId, reach] of pending.schedules) {
+      const since = this.lastRead.get(scheduleId);
+      if (reach && since !== undefined) wanted.push({ scheduleId, since, reach });
+    }
+    const ids = [...pending.schedules.keys()];
     const query = this.pool
-      .query<unknown[]>({
-        text: 'select m.config_version, s.id, s.bookings_version from meta m left join schedules s on s.id = any($1::int8[]) where m.id = 1',
-        values: [[...pending.scheduleIds]],
-        rowMode: 'array',
-      })
+      .query<unknown[]>(
+        wanted.length === 0
+          ? { text: VERSIONS_SQL, values: [ids], rowMode: 'array' }
+          : {
+              text: VERSIONS_AND_CHANGES_SQL,
+              values: [
+                ids,
+                wanted.map((w) => w.scheduleId),
+                wanted.map((w) => w.since),
+                wanted.map((w) => w.reach.before),
+                wanted.map((w) => w.reach.after),
+              ],
+              rowMode: 'array',
+            },
+      )
       .catch(rethrow)
-      .then(({ rows }): VersionsRead => {
-        if (!rows.length) throw new Error(MISSING_META);
-        const bookings = new Map<number, number>();
-        for (const [, id, version] of rows) if (id !== null) bookings.set(Number(id), Number(version));
-        return { config: Number(rows[0]![0]), bookings };
-      });
+      .then(({ rows }): VersionsRead => this.versionsRead(rows, wanted));
     pending.settle(query);
     void query
       .catch(() => {})
@@ -234,4 +294,26 @@ class CoalescedVersionReads {
         this.sendWhenFree();
       });
   }
+
+  private versionsRead(rows: unknown[][], wanted: readonly { scheduleId: number; since: number; reach: ChangeReach }[]): VersionsRead {
+    let config: number | null = null;
+    const bookings = new Map<number, number>();
+    const changes = new Map<number, { since: number; reach: ChangeReach; changed: BookedTime[]; around: BookedTime[] }>();
+    for (const w of wanted) changes.set(w.scheduleId, { since: w.since, reach: w.reach, changed: [], around: [] });
+    for (const [kind, a, b, c] of rows) {
+      if (Number(kind) === 0) {
+        config = Number(a);
+        if (b !== null) bookings.set(Number(b), Number(c));
+      } else {
+        const of = changes.get(Number(a))!;
+        (Number(kind) === 1 ? of.changed : of.around).push({ start: Number(b), end: Number(c) });
+      }
+    }
+    if (config === null) throw new Error(MISSING_META);
+    for (const [id, version] of bookings) if (version > (this.lastRead.get(id) ?? -1)) this.lastRead.set(id, version);
+    return { config, bookings, changes };
+  }
 }
+
+const widest = (a: ChangeReach | undefined, b: ChangeReach | undefined): ChangeReach | undefined =>
+  a && b ? { before: Math.max(a.before, b.before), after: Math.max(a.after, b.after) } : (a ?? b);
