@@ -22,9 +22,9 @@ export interface Versions {
   /** its bookings version; null when no schedule was asked about or it does not exist */
   readonly bookings: number | null;
   /**
-   * PostgreSQL, when the caller gave a reach and this process had read the schedule's version before: the
-   * schedule's bookings changed after that earlier version up to `bookings`, read in the same statement
-   * (so an answer cached at a version from `since` on is brought up to date without a read of its own)
+   * PostgreSQL, when the caller wanted them: the schedule's bookings changed after a version at or before
+   * the one asked for, up to `bookings`, read in the same statement (so an answer cached at a version from
+   * `since` on is brought up to date without a read of its own)
    */
   readonly changes?: BookingChangesSince;
 }
@@ -33,6 +33,12 @@ export interface Versions {
 export interface ChangeReach {
   readonly before: number;
   readonly after: number;
+}
+
+/** The changes a request would like read with its versions: those after `since`, with the bookings within `reach` of them. */
+export interface ChangesWanted {
+  readonly since: number;
+  readonly reach: ChangeReach;
 }
 
 /** The changes after `since` (up to the version read with them), with the booked bookings within `reach` of them. */
@@ -44,10 +50,9 @@ export interface BookingChangesSince extends BookingChanges {
 export interface HotReads {
   /**
    * The config version and, when `scheduleId` is given, that schedule's bookings version: one read, not two.
-   * With `reach`, on PostgreSQL, also the schedule's changes since the version this process read before
-   * (Versions.changes).
+   * With `changes`, on PostgreSQL, also the schedule's bookings changed since then (Versions.changes).
    */
-  versions(scheduleId: number | null, reach?: ChangeReach): Promise<Versions>;
+  versions(scheduleId: number | null, changes?: ChangesWanted): Promise<Versions>;
   /** the schedule's bookings version (0 when there is no such schedule) */
   bookingsVersion(scheduleId: number): Promise<number>;
   /** booked (not cancelled) spans of a schedule starting in [from, to) */
@@ -173,8 +178,8 @@ export function postgresHotReads(pool: pg.Pool): HotReads {
     (await pool.query<unknown[]>({ text: SQL[name], values, rowMode: 'array' }).catch(rethrow)).rows;
   const coalesced = new CoalescedVersionReads(pool);
   return {
-    versions: async (scheduleId, reach) => {
-      const read = await coalesced.read(scheduleId, reach);
+    versions: async (scheduleId, wanted) => {
+      const read = await coalesced.read(scheduleId, wanted);
       if (scheduleId === null) return versionsOf(read.config, null, null);
       const changes = read.changes.get(scheduleId);
       return { ...versionsOf(read.config, scheduleId, read.bookings.get(scheduleId) ?? null), ...(changes && { changes }) };
@@ -190,13 +195,13 @@ interface VersionsRead {
   readonly config: number;
   /** bookings version by schedule id, for the asked schedules that exist */
   readonly bookings: ReadonlyMap<number, number>;
-  /** changes by schedule id, for the asked schedules whose version this process had read before */
+  /** changes by schedule id, for the asked schedules whose changes were wanted */
   readonly changes: ReadonlyMap<number, BookingChangesSince>;
 }
 
 interface PendingRead {
-  /** the asked schedules, with the widest reach any of their requests asked for */
-  readonly schedules: Map<number, ChangeReach | undefined>;
+  /** the asked schedules, with the earliest version and the widest reach any of their requests wanted changes from */
+  readonly schedules: Map<number, ChangesWanted | undefined>;
   readonly result: Promise<VersionsRead>;
   settle(read: Promise<VersionsRead>): void;
   sendScheduled: boolean;
@@ -204,8 +209,7 @@ interface PendingRead {
 
 const VERSIONS_SQL =
   'select 0, m.config_version, s.id, s.bookings_version, 0 from meta m left join schedules s on s.id = any($1::int8[]) where m.id = 1';
-// the changes of each schedule asked with a reach, after the version this process last read of it (the
-// index bookings_schedule_changes), and the booked bookings around them (bookings_schedule_span; distinct
+// the changes of each schedule wanted, after the earliest version wanted (the index bookings_schedule_changes), and the booked bookings around them (bookings_schedule_span; distinct
 // with the id, so a booking near two changes comes once), in the snapshot that read the versions
 const VERSIONS_AND_CHANGES_SQL = `with wanted as (select * from unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[]) as w(schedule_id, since, before, after)),
 changed as (select w.schedule_id, b.start_at, b.end_at, w.before, w.after from wanted w
@@ -226,20 +230,18 @@ on b.schedule_id = c.schedule_id and b.status = 'booked' and b.start_at >= c.sta
  * (docs/decisions.md §1; docs/architecture.md, "A request's path").
  *
  * After a booking every reader of its schedule needs the bookings changed since its cached answer: the same
- * read brings them, for each schedule asked with a reach, since the version of it this process read last
- * (the version most cached answers are at; an answer older than that reads its changes itself). So a
- * booking costs the readers no round trip of their own (issue 13).
+ * read brings them, for each schedule whose changes a request wanted, since the earliest version wanted
+ * (the oldest of the schedule's cached answers: app/api-access.ts). So a booking costs the readers no round
+ * trip of their own (issue 13).
  */
 class CoalescedVersionReads {
   private static readonly MAX_IN_FLIGHT = 1;
   private next: PendingRead | null = null;
   private inFlight = 0;
-  /** by schedule: the latest bookings version a read of this process returned */
-  private readonly lastRead = new Map<number, number>();
 
   constructor(private readonly pool: pg.Pool) {}
 
-  read(scheduleId: number | null, reach?: ChangeReach): Promise<VersionsRead> {
+  read(scheduleId: number | null, wanted?: ChangesWanted): Promise<VersionsRead> {
     let pending = this.next;
     if (!pending) {
       let settle!: (read: Promise<VersionsRead>) => void;
@@ -247,7 +249,7 @@ class CoalescedVersionReads {
       pending = this.next = { schedules: new Map(), result, settle, sendScheduled: false };
       this.sendWhenFree();
     }
-    if (scheduleId !== null) pending.schedules.set(scheduleId, widest(pending.schedules.get(scheduleId), reach));
+    if (scheduleId !== null) pending.schedules.set(scheduleId, widest(pending.schedules.get(scheduleId), wanted));
     return pending.result;
   }
 
@@ -263,10 +265,7 @@ class CoalescedVersionReads {
     this.next = null;
     this.inFlight++;
     const wanted: { scheduleId: number; since: number; reach: ChangeReach }[] = [];
-    for (const [scheduleId, reach] of pending.schedules) {
-      const since = this.lastRead.get(scheduleId);
-      if (reach && since !== undefined) wanted.push({ scheduleId, since, reach });
-    }
+    for (const [scheduleId, changes] of pending.schedules) if (changes) wanted.push({ scheduleId, ...changes });
     const ids = [...pending.schedules.keys()];
     const query = this.pool
       .query<unknown[]>(
@@ -310,10 +309,14 @@ class CoalescedVersionReads {
       }
     }
     if (config === null) throw new Error(MISSING_META);
-    for (const [id, version] of bookings) if (version > (this.lastRead.get(id) ?? -1)) this.lastRead.set(id, version);
     return { config, bookings, changes };
   }
 }
 
-const widest = (a: ChangeReach | undefined, b: ChangeReach | undefined): ChangeReach | undefined =>
-  a && b ? { before: Math.max(a.before, b.before), after: Math.max(a.after, b.after) } : (a ?? b);
+const widest = (a: ChangesWanted | undefined, b: ChangesWanted | undefined): ChangesWanted | undefined =>
+  a && b
+    ? {
+        since: Math.min(a.since, b.since),
+        reach: { before: Math.max(a.reach.before, b.reach.before), after: Math.max(a.reach.after, b.reach.after) },
+      }
+    : (a ?? b);
