@@ -6,7 +6,8 @@ import tseslint from 'typescript-eslint';
 
 // The layers of src/ (docs/architecture.md): each may import only the ones listed, so the dependencies
 // point one way (core <- db, mail, rate-limit <- app <- http <- cli, server.ts). Keys are the top-level
-// entries of src/ as they appear in an import path; cli and server.ts are composition roots and take anything.
+// entries of src/ as they appear in an import path; cli, server.ts and mail-thread.ts (the delivery thread's
+// entry) are composition roots and take anything.
 const LAYERS = {
   core: ['core'],
   db: ['core', 'db'],
@@ -16,7 +17,7 @@ const LAYERS = {
   http: ['core', 'app', 'http'],
   'config.js': ['core'],
 };
-const TOP_LEVEL = ['core', 'db', 'mail', 'rate-limit', 'app', 'http', 'cli', 'config.js', 'server.js'];
+const TOP_LEVEL = ['core', 'db', 'mail', 'rate-limit', 'app', 'http', 'cli', 'config.js', 'server.js', 'mail-thread.js'];
 
 // Driver packages belong to the one folder that wraps them (server.ts also assembles Fastify).
 const PACKAGES = [
@@ -91,7 +92,10 @@ function syntaxRule() {
         'no-restricted-syntax': ['error', QUERY_BUILDING, DYNAMIC_IMPORT, ...(layer === 'http' ? [DB_HANDLE_INSIDES] : [])],
       },
     })),
-    { files: ['src/db/**/*.ts', 'src/config.ts', 'src/server.ts'], rules: { 'no-restricted-syntax': ['error', DYNAMIC_IMPORT] } },
+    {
+      files: ['src/db/**/*.ts', 'src/config.ts', 'src/server.ts', 'src/mail-thread.ts'],
+      rules: { 'no-restricted-syntax': ['error', DYNAMIC_IMPORT] },
+    },
   ];
 }
 

@@ -19,13 +19,16 @@
 // Each phase books its own schedule; the messages a phase left undelivered are marked failed before the
 // next, so each starts with an empty outbox.
 //
-// Variants: this code at MAIL_CONCURRENCY 4 (the default) and 16; with BENCH_MAIL_BASELINE=REV (a commit,
-// e.g. main), also that commit's code at the default concurrency, on the same database: the bench takes
-// it with `git archive` into a temporary directory and builds it there (this checkout's node_modules).
+// Variants: this code at MAIL_CONCURRENCY 4 (the default) and 16, per MAIL_WORKER in BENCH_MAIL_WORKERS
+// (thread: delivery in a worker thread of its own, the default; inline: on the API's event loop); with
+// BENCH_MAIL_BASELINE=REV (a commit, e.g. main), first that commit's code at the same concurrencies, on the
+// same database: the bench takes it with `git archive` into a temporary directory and builds it there
+// (this checkout's node_modules).
 //
 // Env: BENCH_ENGINES=sqlite,postgres  BENCH_SECONDS (5)  BENCH_CONNECTIONS (20)  BENCH_MAIL_SECONDS (5)
 // BENCH_MAIL_DRAIN_SECONDS (10)  BENCH_MAIL_DELAY_MS (30: how long the SMTP server takes to answer)
-// BENCH_MAIL_CONCURRENCY (4,16)  BENCH_MAIL_BASELINE  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS
+// BENCH_MAIL_CONCURRENCY (4,16)  BENCH_MAIL_WORKERS (thread)  BENCH_MAIL_SUSTAINED_RATE (bookings/s for phase 3
+// of every variant; default 70% of each one's bound)  BENCH_MAIL_BASELINE  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS
 // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server). Figures are printed, not asserted.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +49,8 @@ const MAIL_SECONDS = Number(env.BENCH_MAIL_SECONDS ?? 5);
 const DRAIN_SECONDS = Number(env.BENCH_MAIL_DRAIN_SECONDS ?? 10);
 const DELAY_MS = Number(env.BENCH_MAIL_DELAY_MS ?? 30);
 const CONCURRENCIES = (env.BENCH_MAIL_CONCURRENCY ?? '4,16').split(',').map(Number);
+const SUSTAINED_RATE = Number(env.BENCH_MAIL_SUSTAINED_RATE ?? 0);
+const WORKERS = (env.BENCH_MAIL_WORKERS ?? 'thread').split(',').map((w) => w.trim());
 const BASELINE = env.BENCH_MAIL_BASELINE;
 const POSTGRES_ADMIN_URL = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ENGINES = (env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((e) => e.trim()) as ('sqlite' | 'postgres')[];
@@ -55,12 +60,23 @@ interface Variant {
   concurrency: number;
   /** the checkout whose dist/cli/main.js serves */
   root: string;
+  /** MAIL_WORKER (this code only) */
+  worker?: string;
 }
 
 const baseline = BASELINE ? buildBaseline(BASELINE, 'booking-mail-baseline-') : null;
 const VARIANTS: Variant[] = [
-  ...(baseline ? [{ name: `baseline ${BASELINE}, MAIL_CONCURRENCY=4`, concurrency: 4, root: baseline.root }] : []),
-  ...CONCURRENCIES.map((c) => ({ name: `this code, MAIL_CONCURRENCY=${c}${c === 4 ? ' (default)' : ''}`, concurrency: c, root: ROOT })),
+  ...(baseline
+    ? CONCURRENCIES.map((c) => ({ name: `baseline ${BASELINE}, MAIL_CONCURRENCY=${c}`, concurrency: c, root: baseline.root }))
+    : []),
+  ...WORKERS.flatMap((worker) =>
+    CONCURRENCIES.map((c) => ({
+      name: `this code, MAIL_WORKER=${worker}, MAIL_CONCURRENCY=${c}${c === 4 ? ' (default)' : ''}`,
+      concurrency: c,
+      root: ROOT,
+      worker,
+    })),
+  ),
 ];
 
 class Sink {
@@ -221,6 +237,7 @@ async function measureDelivery(
     SMTP_URL: sink.url,
     MAIL_CONCURRENCY: String(variant.concurrency),
     MAIL_FROM: 'bench@example.com',
+    ...(variant.worker ? { MAIL_WORKER: variant.worker } : {}),
   });
   try {
     const offered = Math.ceil(rate * MAIL_SECONDS);
@@ -346,20 +363,26 @@ async function benchEngine(engine: 'sqlite' | 'postgres', databaseUrl: string, s
     atPeak.set(variant, d);
     printDelivery(`at the peak rate, ${variant.name}`, peak.rate, d);
   }
-  // one process: its one core shared by the bookings and their two mails each, and no more mail than the lanes deliver
+  // inline: one core shared by the bookings and their two mails each; in a thread: a core for the bookings
+  // and one for the mail (on this machine shared with the SMTP server and the driver); and no more mail
+  // than the lanes deliver
   for (const variant of ours) {
     const d = atPeak.get(variant)!;
-    const byCpu = 1000 / (peak.cpuMsPerBooking + 2 * d.cpuMsPerMail);
+    const thread = variant.worker === 'thread';
+    const byCpu = thread
+      ? Math.min(1000 / peak.cpuMsPerBooking, 1000 / (2 * d.cpuMsPerMail))
+      : 1000 / (peak.cpuMsPerBooking + 2 * d.cpuMsPerMail);
     // the drain rate is the lanes' rate only while a backlog remained; when the peak's mail was delivered
     // as it came (drained within 2 s), the lanes carry at least the rate it was queued at
     const keptUp = d.drainSeconds !== null && d.drainSeconds < 2;
     const laneRate = keptUp ? Math.max(d.drainRate, d.queued / MAIL_SECONDS) : d.drainRate;
     const byLanes = laneRate / 2;
-    const rate = Math.floor(0.7 * Math.min(byCpu, byLanes));
+    // BENCH_MAIL_SUSTAINED_RATE: one rate for every variant, to compare them like for like
+    const rate = SUSTAINED_RATE || Math.floor(0.7 * Math.min(byCpu, byLanes));
     if (!(rate > 0)) continue;
     const sustained = await measureDelivery(variant, databaseUrl, token, schedules.pop()!, rate, sink);
     printDelivery(
-      `sustained, ${variant.name}: 70% of min(CPU: 1000 / (${fixed(peak.cpuMsPerBooking, 2)} + 2 x ${fixed(d.cpuMsPerMail, 2)}) ms = ${fixed(byCpu)}, lanes: ${keptUp ? 'at least ' : ''}${fixed(laneRate)} / 2 = ${fixed(byLanes)}) bookings/s`,
+      `sustained, ${variant.name}: 70% of min(CPU: ${thread ? `min(1000 / ${fixed(peak.cpuMsPerBooking, 2)}, 1000 / (2 x ${fixed(d.cpuMsPerMail, 2)}))` : `1000 / (${fixed(peak.cpuMsPerBooking, 2)} + 2 x ${fixed(d.cpuMsPerMail, 2)}) ms`} = ${fixed(byCpu)}, lanes: ${keptUp ? 'at least ' : ''}${fixed(laneRate)} / 2 = ${fixed(byLanes)}) bookings/s`,
       rate,
       sustained,
     );

@@ -8,6 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 import { demo, DEMO_ADMIN_EMAIL } from '../src/app/demo.js';
+import { acceptInvitation, inviteUser } from '../src/app/admin-users.js';
+import { CLI_ACTOR } from '../src/app/audit.js';
+import { createBooking } from '../src/app/bookings.js';
+import { listSlots } from '../src/app/availability.js';
+import { markAttendance } from '../src/app/booking-status.js';
+import { SnapshotCache } from '../src/app/snapshot.js';
 import { BROWSER_SKIP, launchBrowser } from '../test/support/chromium.js';
 
 if (BROWSER_SKIP) {
@@ -85,6 +91,16 @@ try {
   await shoot('calendar-week-phone', `/admin/calendar?view=week&schedule=1&date=${days[0]}`, { width: 390, fullPage: false });
   await shoot('schedules', '/admin/schedules');
   await shoot('schedule-edit', '/admin/schedules/1');
+  await shoot('schedule-form-phone', '/admin/schedules/1#form', { width: 390, fullPage: false });
+  // hours that would leave the first booking outside: the warning before saving ("Back" saves nothing)
+  const weekday = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'][new Date(`${days[0]}T12:00:00Z`).getUTCDay()]!;
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${server.url}/admin/schedules/1`);
+  await page.locator(`[id="weekly_hours.${weekday}"]`).fill('20-21');
+  await page.getByRole('button', { name: 'Save schedule' }).click();
+  await page.screenshot({ path: join(out, 'hours-warning.png'), fullPage: true });
+  console.log('docs/screenshots/hours-warning.png  <- new hours that leave bookings outside, before saving');
+  await page.getByRole('button', { name: 'Back, change nothing' }).click();
   await shoot('book', `/admin/schedules/1/book?reason=1&day=${days[0]}`);
   await page.goto(`${server.url}/admin/bookings`);
   const bookings: string[] = await page
@@ -106,6 +122,42 @@ try {
   await page.goto(`${server.url}/admin/bookings/${cancelled.booking_details_id}/cancel`);
   await page.getByRole('button', { name: 'Confirm cancellation' }).click();
   await shoot('customer-erase-confirm', `/admin/customers/${cancelled.user_id}/erase`, { fullPage: false });
+  // Undo cancellation asks first, saying the customer is e-mailed a new confirmation
+  await shoot('booking-restore-confirm', `/admin/bookings/${cancelled.booking_details_id}/restore`, { fullPage: false });
+  // Reschedule: the times of another reason and day
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${server.url}${bookings[1]}/reschedule`);
+  await page.getByLabel('Reason').selectOption({ index: 1 });
+  await page.getByLabel('Day').fill(days[3] ?? days[1]!);
+  await page.getByRole('button', { name: 'Show free times' }).click();
+  await page.screenshot({ path: join(out, 'booking-reschedule.png'), fullPage: true });
+  console.log('docs/screenshots/booking-reschedule.png  <- Reschedule, another reason and day shown');
+  // a begun appointment marked completed: booked a week ago for the last open day before today
+  const snapshot = await new SnapshotCache(server.db).current();
+  const weekAgo = Date.now() - 8 * 86_400_000;
+  const localDay = (offset: number) =>
+    new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+      new Date(Date.now() - offset * 86_400_000),
+    );
+  for (let back = 1; back <= 7; back++) {
+    const slot = (await listSlots(server.db, snapshot, 1, 1, localDay(back), weekAgo)).items[2];
+    if (!slot) continue;
+    const past = await createBooking(
+      server.db,
+      snapshot,
+      {
+        scheduleId: 1,
+        reasonId: 1,
+        slot,
+        submission: { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com' },
+        source: 'api',
+      },
+      weekAgo,
+    );
+    await markAttendance(server.db, past.detailsId, 'completed', Date.now());
+    await shoot('booking-status', `/admin/bookings/${past.detailsId}?saved=completed`);
+    break;
+  }
   await shoot('booking-edit', `${bookings[0]}/edit`);
   // booking by hand with a rule set aside: the full times are offered, marked
   await page.setViewportSize({ width: 1280, height: 800 });
@@ -140,6 +192,17 @@ try {
   await page.screenshot({ path: join(out, 'closures.png'), fullPage: true });
   console.log('docs/screenshots/closures.png  <- a closure over a booked day');
   await shoot('mail', '/admin/mail');
+  // a staff member of the first schedule who joined and booked, and an invitation still open
+  const joined = await inviteUser(server.db, { email: 'sam@example.com', role: 'staff', scheduleIds: [1] }, CLI_ACTOR, Date.now());
+  await acceptInvitation(
+    server.db,
+    joined.token,
+    { name: 'Sam Staff', password: 'staff secret phrase', repeat: 'staff secret phrase' },
+    Date.now(),
+  );
+  await inviteUser(server.db, { email: 'lee@example.com', role: 'staff', scheduleIds: [1] }, CLI_ACTOR, Date.now());
+  await shoot('users', '/admin/users');
+  await shoot('activity', '/admin/activity');
   await shoot('bookings-phone', '/admin/bookings', { width: 390 });
   await shoot('book-phone', `/admin/schedules/1/book?reason=1&day=${days[1]}`, { width: 390 });
 } finally {

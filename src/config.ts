@@ -18,6 +18,11 @@ export interface Config {
   readonly mailGiveUpAfterHours: number;
   /** MAIL_CONCURRENCY: messages each process sends at once, over as many reused SMTP connections */
   readonly mailConcurrency: number;
+  /**
+   * MAIL_WORKER: where `serve` runs the outbox delivery. 'thread' (default): a worker thread with its own
+   * database connection(s), so mail has a core of its own; 'inline': on the main event loop, beside the API.
+   */
+  readonly mailWorker: 'thread' | 'inline';
   /** WEBHOOK_TIMEOUT_SECONDS: how long one webhook attempt waits for the receiver's answer */
   readonly webhookTimeoutSeconds: number;
   /** WEBHOOK_GIVE_UP_AFTER_HOURS: a delivery still failing this long after it was queued is given up (at least 24) */
@@ -77,6 +82,12 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
+function mailWorker(text: string | undefined): 'thread' | 'inline' {
+  const value = (text ?? '').trim() || 'thread';
+  if (value !== 'thread' && value !== 'inline') throw new Error(`MAIL_WORKER must be thread or inline, got ${JSON.stringify(text)}`);
+  return value;
+}
+
 function mailFrom(text: string | undefined): string | null {
   if (text === undefined || text.trim() === '') return null;
   if (!isEmailAddress(text.trim())) throw new Error(`MAIL_FROM must be a plain e-mail address, got ${JSON.stringify(text)}`);
@@ -120,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: mailFrom(env.MAIL_FROM),
     mailGiveUpAfterHours: integer(env, 'MAIL_GIVE_UP_AFTER_HOURS', 72, 1, 24 * 366),
     mailConcurrency: integer(env, 'MAIL_CONCURRENCY', 4, 1, 64),
+    mailWorker: mailWorker(env.MAIL_WORKER),
     webhookTimeoutSeconds: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60),
     webhookGiveUpAfterHours: integer(env, 'WEBHOOK_GIVE_UP_AFTER_HOURS', 24, 24, 24 * 366),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),

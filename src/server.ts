@@ -6,7 +6,8 @@ import { connect, parseDatabaseUrl, type Db, UNBOUNDED_WORK } from './db/connect
 import { migrate } from './db/migrate.js';
 import { buildApp, REDACTED_PATHS } from './http/build-app.js';
 import { RedisRateLimitStore } from './rate-limit/redis-store.js';
-import { startOutboxWorker } from './app/outbox-delivery.js';
+import { startOutboxWorker, type OutboxLog, type OutboxWorker } from './app/outbox-delivery.js';
+import { MAIL_THREAD_AVAILABLE, MAIL_THREAD_POOL_MAX, startMailThread, type MailThreadOptions } from './mail-thread.js';
 import { startWebhookWorker } from './app/webhook-delivery.js';
 
 export interface RunningServer {
@@ -44,8 +45,10 @@ async function within(work: Promise<unknown>, ms: number): Promise<'done' | 'lat
 }
 
 export async function startServer(config: Config = loadConfig()): Promise<RunningServer> {
+  const mail = mailPlacement(config);
   const db = connect(config.databaseUrl, {
-    poolMax: config.databasePoolMax,
+    // the mail thread's pool is part of DATABASE_POOL_MAX: the process's connections stay within it
+    poolMax: config.databasePoolMax - mail.connections,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
@@ -69,15 +72,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
   }
   const url = await app.listen({ host: config.host, port: config.port });
   // SMTP_URL, else the server saved in the admin area; with neither the messages wait in the outbox
-  const mailer = startOutboxWorker({
-    db,
-    smtpUrl: config.smtpUrl,
-    from: config.mailFrom,
-    giveUpAfterMs: config.mailGiveUpAfterHours * 3_600_000,
-    concurrency: config.mailConcurrency,
-    publicUrl: config.publicUrl,
-    log: app.log.child({ component: 'outbox' }),
-  });
+  const mailer = startMailer(config, mail, db, app.log.child({ component: 'outbox' }));
   // webhook deliveries: the same outbox pattern, its own worker and claims (docs/webhooks.md)
   const webhooks = startWebhookWorker({
     db,
@@ -105,6 +100,43 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
         app.log.warn({ afterMs: DB_CLOSE_TIMEOUT_MS }, 'the database did not close in time');
     })());
   return { app, db, url, stop };
+}
+
+/**
+ * Where the outbox is delivered: in a worker thread of its own (MAIL_WORKER=thread, the default), or on
+ * this event loop. An in-memory SQLite database exists only on this connection, a PostgreSQL pool of one
+ * connection cannot be split, and the thread needs the compiled JavaScript (MAIL_THREAD_AVAILABLE): there
+ * mail is delivered inline. On PostgreSQL the thread's own pool is
+ * taken out of DATABASE_POOL_MAX (a third, 1 to MAIL_THREAD_POOL_MAX).
+ */
+function mailPlacement(config: Config): { thread: boolean; connections: number } {
+  const target = parseDatabaseUrl(config.databaseUrl);
+  if (config.mailWorker === 'inline' || target.location === ':memory:' || !MAIL_THREAD_AVAILABLE) return { thread: false, connections: 0 };
+  if (target.dialect === 'sqlite') return { thread: true, connections: 0 };
+  if (config.databasePoolMax < 2) return { thread: false, connections: 0 };
+  return { thread: true, connections: Math.max(1, Math.min(MAIL_THREAD_POOL_MAX, Math.floor(config.databasePoolMax / 3))) };
+}
+
+function startMailer(config: Config, mail: { thread: boolean; connections: number }, db: Db, log: OutboxLog): Pick<OutboxWorker, 'stop'> {
+  const worker = {
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    giveUpAfterMs: config.mailGiveUpAfterHours * 3_600_000,
+    concurrency: config.mailConcurrency,
+    publicUrl: config.publicUrl,
+  };
+  if (!mail.thread) return startOutboxWorker({ ...worker, db, log });
+  const options: MailThreadOptions = {
+    databaseUrl: config.databaseUrl,
+    connect: {
+      poolMax: mail.connections,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      busyTimeoutMs: config.sqliteBusyTimeoutMs,
+    },
+    worker,
+  };
+  return startMailThread(options, log);
 }
 
 /**

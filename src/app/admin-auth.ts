@@ -28,6 +28,9 @@ import {
   touchAdminSession,
 } from '../db/repos/admin-session.repository.js';
 import { InvalidInput } from '../core/errors.js';
+import type { AdminRole } from '../db/schema.js';
+import { setLastSignIn } from '../db/repos/admin-user.repository.js';
+import { recordAudit } from './audit.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { MIN_PASSWORD_LENGTH } from './installation.js';
 
@@ -48,6 +51,11 @@ export async function sessionSecret(db: Db): Promise<Buffer> {
 export interface Session {
   adminId: number;
   email: string;
+  /** '' until the user gave one */
+  name: string;
+  role: AdminRole;
+  /** the schedules a staff member works on (an administrator's are ignored: see visibleSchedules) */
+  scheduleIds: readonly number[];
   /** random per sign-in, the cookie's value; the CSRF token is derived from it */
   sessionId: string;
   expiresAt: number;
@@ -71,12 +79,17 @@ function safeEqual(a: string, b: string): boolean {
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /** A new session of this admin; returns the cookie value (the session id: shown to this browser only, stored hashed). */
-export async function createSession(db: Db, adminId: number, now: number): Promise<string> {
+export async function createSession(db: Db, adminId: number, now: number, signedInAs?: string): Promise<string> {
   const sessionId = randomBytes(32).toString('base64url');
   await db.write(async (trx) => {
     // keeps the table to the sessions that can still be used
     await deleteStaleAdminSessions(trx, now, now - IDLE_MS);
     await insertAdminSession(trx, sha256(sessionId), adminId, now, now + SESSION_MS);
+    // a sign-in proper (not the new session of a password change): the Users page's "last sign-in", the trail
+    if (signedInAs !== undefined) {
+      await setLastSignIn(trx, adminId, now);
+      await recordAudit(trx, { kind: 'admin', adminId, label: signedInAs }, 'user.signed_in', null, '', now);
+    }
   });
   return sessionId;
 }
@@ -92,7 +105,20 @@ export async function readSession(db: Db, value: string | undefined, now: number
     return null;
   }
   if (now - row.last_seen_at >= TOUCH_EVERY_MS) await touchAdminSession(db.kysely, idHash, now);
-  return { adminId: row.admin_id, email: row.email, sessionId: value, expiresAt: row.expires_at };
+  return {
+    adminId: row.admin_id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    scheduleIds: schedulesOf(row.schedule_ids),
+    sessionId: value,
+    expiresAt: row.expires_at,
+  };
+}
+
+function schedulesOf(json: string): number[] {
+  const ids = JSON.parse(json) as unknown;
+  return Array.isArray(ids) ? ids.filter((v): v is number => Number.isInteger(v)) : [];
 }
 
 /** Sign-out: the session ends on the server, whatever the browser keeps. */
@@ -263,7 +289,7 @@ export async function signIn(
   // a failure stays counted (begin counted it already)
   if (!admin || !valid) return { ok: false, message: 'Wrong e-mail or password.' };
   await throttle.succeeded(attempt, keys);
-  return { ok: true, cookie: await createSession(db, admin.id, now) };
+  return { ok: true, cookie: await createSession(db, admin.id, now, admin.name || admin.email) };
 }
 
 const DUMMY_HASH = await hashPassword(randomBytes(12).toString('hex'));

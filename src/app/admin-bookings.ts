@@ -1,5 +1,6 @@
 // What the admin area reads about bookings and customers. Writes go through src/app/bookings.ts
-// (createBooking with source 'admin', cancelBooking): the same rules and transaction as the API.
+// (createBooking with source 'admin', cancelBooking): the same rules and transaction as the API; moves through
+// src/app/reschedule.ts, marks and undoing a cancellation through src/app/booking-status.ts.
 import type { Db } from '../db/connect.js';
 import {
   countBookingDetails,
@@ -8,8 +9,9 @@ import {
   type BookingDetails,
   type BookingFilter,
 } from '../db/repos/booking.repository.js';
-import { findCustomerRecord, listCustomerRecords, type CustomerRecord } from '../db/repos/customer.repository.js';
+import { customerHasBookingIn, findCustomerRecord, listCustomerRecords, type CustomerRecord } from '../db/repos/customer.repository.js';
 import { personName } from '../core/text.js';
+import { statusLabel } from '../core/bookings.js';
 import { csvDocument } from '../core/csv.js';
 import type { Answer } from '../core/forms/form-fields.js';
 
@@ -61,7 +63,7 @@ export async function bookingsCsv(db: Db, filter: BookingFilter, localTime: (ins
       b.reasonName,
       localTime(b.start),
       localTime(b.end),
-      b.status,
+      statusLabel(b),
       b.source,
       b.customerName,
       b.customerEmail ?? '',
@@ -71,9 +73,16 @@ export async function bookingsCsv(db: Db, filter: BookingFilter, localTime: (ins
   ]);
 }
 
-export async function findBooking(db: Db, detailsId: string): Promise<BookingRow | null> {
+/**
+ * `scheduleIds`: the schedules the user may see (app/admin-users.ts visibleSchedules; null: all). A booking or
+ * customer outside them is not found, exactly as one that does not exist.
+ */
+export type VisibleSchedules = readonly number[] | null;
+
+export async function findBooking(db: Db, detailsId: string, scheduleIds: VisibleSchedules = null): Promise<BookingRow | null> {
   const booking = await findBookingDetails(db.kysely, { detailsId });
-  return booking ? bookingRow(booking) : null;
+  if (!booking || (scheduleIds && !scheduleIds.includes(booking.scheduleId))) return null;
+  return bookingRow(booking);
 }
 
 export interface CustomerRow extends CustomerRecord {
@@ -82,11 +91,12 @@ export interface CustomerRow extends CustomerRecord {
 
 const customerRow = (c: CustomerRecord): CustomerRow => ({ ...c, name: personName(c.firstName, c.lastName) });
 
-export async function listCustomers(db: Db, search: string, limit = 200): Promise<CustomerRow[]> {
-  return (await listCustomerRecords(db.kysely, search, limit)).map(customerRow);
+export async function listCustomers(db: Db, search: string, limit = 200, scheduleIds: VisibleSchedules = null): Promise<CustomerRow[]> {
+  return (await listCustomerRecords(db.kysely, search, limit, scheduleIds)).map(customerRow);
 }
 
-export async function findCustomer(db: Db, id: number): Promise<CustomerRow | null> {
+export async function findCustomer(db: Db, id: number, scheduleIds: VisibleSchedules = null): Promise<CustomerRow | null> {
   const customer = await findCustomerRecord(db.kysely, id);
-  return customer ? customerRow(customer) : null;
+  if (!customer || (scheduleIds && !(await customerHasBookingIn(db.kysely, id, scheduleIds)))) return null;
+  return customerRow(customer);
 }

@@ -33,31 +33,50 @@ export function customerEditProblems(edit: CustomerEdit): Partial<Record<keyof C
   return problems;
 }
 
+/** The e-mail address is what bookings match a customer by (any case), so it cannot be another customer's too. */
+const emailClash = (other: number, email: string) =>
+  new InvalidInput(`another customer (number ${other}) has the e-mail address ${email}`, 'email');
+
+/** Thrown inside the transaction to end it (on PostgreSQL it is aborted) when the unique index refused the address. */
+class EmailTakenMeanwhile extends Error {}
+
 /**
  * Saves a customer's details and notes. The e-mail address is what bookings match a customer by (any case):
- * one held by another customer is refused (InvalidInput on 'email'), not merged.
+ * one held by another customer is refused (InvalidInput on 'email'), not merged, also when the other got it
+ * between the check and the update (two admins at the same moment, or a booking).
  */
-export async function editCustomer(db: Db, id: number, edit: CustomerEdit, now: number): Promise<void> {
+export async function editCustomer(db: Db, id: number, edit: CustomerEdit, now: number, tries = 3): Promise<void> {
   const email = edit.email.trim();
-  await db.write(async (trx) => {
-    if (email !== '') {
-      const other = await findCustomerIdByEmail(trx, email, id);
-      if (other !== null) throw new InvalidInput(`another customer (number ${other}) has the e-mail address ${email}`, 'email');
-    }
-    const saved = await updateCustomer(
-      trx,
-      id,
-      {
-        firstName: edit.firstName.trim(),
-        lastName: edit.lastName.trim(),
-        email: email || null,
-        phone: edit.phone.trim(),
-        notes: edit.notes,
-      },
-      now,
-    );
-    if (!saved) throw new NotFound('Customer not found');
-  });
+  try {
+    await db.write(async (trx) => {
+      if (email !== '') {
+        const other = await findCustomerIdByEmail(trx, email, id);
+        if (other !== null) throw emailClash(other, email);
+      }
+      const saved = await updateCustomer(
+        trx,
+        id,
+        {
+          firstName: edit.firstName.trim(),
+          lastName: edit.lastName.trim(),
+          email: email || null,
+          phone: edit.phone.trim(),
+          notes: edit.notes,
+        },
+        now,
+      );
+      if (saved === 'not found') throw new NotFound('Customer not found');
+      if (saved === 'email taken') throw new EmailTakenMeanwhile();
+    });
+  } catch (error) {
+    if (!(error instanceof EmailTakenMeanwhile)) throw error;
+    // the other transaction has committed (the index waited for it), so a read now names its customer
+    const other = await findCustomerIdByEmail(db.kysely, email, id);
+    if (other !== null) throw emailClash(other, email);
+    // given up again meanwhile: the address is free, so the edit is tried once more
+    if (tries > 1) return editCustomer(db, id, edit, now, tries - 1);
+    throw error;
+  }
 }
 
 /** Everything stored about one customer, as the JSON download of a data request. */

@@ -16,7 +16,7 @@ import {
   updateScheduleReminders,
   updateScheduleSettings,
 } from '../db/repos/schedule.repository.js';
-import { countFutureBookings } from '../db/repos/booking.repository.js';
+import { bumpBookingsVersion, countFutureBookings } from '../db/repos/booking.repository.js';
 import { Conflict, NotFound } from '../core/errors.js';
 import type { ReasonDefinition, ScheduleDefinition, StoredSchedule } from '../core/schedules/schedule.js';
 import { DEFAULT_FORM, type FormField } from '../core/forms/form-fields.js';
@@ -66,12 +66,21 @@ function upcomingConflict(future: number, what: string): Conflict {
 }
 
 /**
+ * Takes the schedule's lock as a booking does (the bookings-version bump), so a booking racing a retirement
+ * either commits first, and is counted as upcoming, or comes after and finds the schedule or reason retired
+ * (bookings.ts, createBooking).
+ */
+async function lockSchedule(trx: Db['kysely'], id: number): Promise<void> {
+  if ((await bumpBookingsVersion(trx, id)) === null) throw new NotFound('Schedule not found');
+}
+
+/**
  * Retires a schedule: gone from the API and from new bookings, kept in the admin area with every booking
  * (past and cancelled ones stay in the customers' histories). Refused while upcoming bookings exist.
  */
 export async function retireSchedule(db: Db, id: number, now: number): Promise<void> {
   await db.write(async (trx) => {
-    await requireSchedule(trx, id);
+    await lockSchedule(trx, id);
     const future = await countFutureBookings(trx, { scheduleId: id }, now);
     if (future > 0) throw upcomingConflict(future, 'schedule');
     await setRetired(trx, 'schedules', id, now);
@@ -113,6 +122,7 @@ export async function editReason(db: Db, scheduleId: number, reasonId: number, r
 /** Retires a reason like a schedule (retireSchedule): its bookings stay. Refused while upcoming bookings exist. */
 export async function retireReason(db: Db, scheduleId: number, reasonId: number, now: number): Promise<void> {
   await db.write(async (trx) => {
+    await lockSchedule(trx, scheduleId);
     await requireReason(trx, scheduleId, reasonId);
     const future = await countFutureBookings(trx, { reasonId }, now);
     if (future > 0) throw upcomingConflict(future, 'reason');

@@ -31,6 +31,7 @@ import type { OnCreated } from './form-tokens.js';
 import { availabilityContext, findReason, findSchedule, freeSlotAmong, requestedTime } from './availability.js';
 import type { FreeSlot } from '../core/availability/free-slots.js';
 import { bookingForEvent, queueBookingEvent, subscribedWebhookEndpoints } from './webhooks.js';
+import { API_ACTOR, auditEvent, auditTime, recordAudit, type Actor } from './audit.js';
 
 export interface BookingRequest {
   scheduleId: number;
@@ -46,6 +47,8 @@ export interface BookingRequest {
   overrides?: readonly StaffOverride[];
   /** false: no confirmation to the customer (staff told them); the office's notification is queued still */
   emailCustomer?: boolean;
+  /** who books, for the audit trail; default: the API for source 'api', else the system */
+  actor?: Actor;
 }
 
 export interface BookingCreated {
@@ -92,6 +95,7 @@ export async function createBooking(
   const operator = mailRecipient(snapshot.settings.notifyEmail);
 
   const at = requestedTime(ctx, request.slot);
+  const actor = request.actor ?? (request.source === 'api' ? API_ACTOR : { kind: 'system' });
   const detailsId = newDetailsId();
   const toStore = (slot: FreeSlot): BookingToStore => {
     const messages: BookingToStore['messages'][number][] = [];
@@ -122,6 +126,8 @@ export async function createBooking(
         overrides,
       },
       messages,
+      // no customer data in the trail: erasing a customer (GDPR) leaves nothing of them here
+      audit: auditEvent(actor, 'booking.created', `${reason.name}, ${request.slot.slice(0, 16)}`, now),
     };
   };
   const createdOf = ({ bookingId, customer }: StoredBooking, slot: FreeSlot): BookingCreated => ({
@@ -137,11 +143,14 @@ export async function createBooking(
   // PostgreSQL, nothing to write beyond the booking itself: checked against the bookings read outside the
   // lock, and stored by one statement that takes the lock only if none of the bookings that matter changed
   // meanwhile, so the schedule's lock is held for no round trip at all (issue 13). Else, or after a few
-  // changes in between, the locked transaction below.
+  // changes in between, the locked transaction below. A schedule or reason retired since the snapshot is
+  // not found, as below: the statement stores nothing on a retired one (a retirement takes the lock too),
+  // and the read that follows a store refused tells a retirement from a booking changed meanwhile.
   if (db.dialect === 'postgres' && subscribers.length === 0 && !onCreated) {
     for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
-      const seen = await bookingsSeen(db.kysely, schedule.id, at.from, at.to);
+      const seen = await bookingsSeen(db.kysely, schedule.id, reason.id, at.from, at.to);
       if (seen.version === null) throw new NotFound('Schedule not found');
+      if (!seen.reasonInService) throw new NotFound('Reason not found');
       const slot = freeSlotAmong(ctx, at, seen.booked);
       const stored = await storeBookingIfUnchanged(db.kysely, toStore(slot), seen);
       if (stored) return createdOf(stored, slot);
@@ -151,12 +160,14 @@ export async function createBooking(
   return db.write(async (trx) => {
     // the bump is the lock: bookings of one schedule wait here for each other (PostgreSQL's row lock;
     // SQLite's write lock is already held). The customer is saved after it, as the statement above does:
-    // one order of locks, so two bookings of one customer cannot deadlock.
-    const changedIn = await bumpBookingsVersion(trx, schedule.id);
+    // one order of locks, so two bookings of one customer cannot deadlock. A retirement takes the lock too:
+    // a schedule retired since the snapshot (or while this waited) is not found, and so is a reason.
+    const changedIn = await bumpBookingsVersion(trx, schedule.id, { inService: true });
     if (changedIn === null) throw new NotFound('Schedule not found');
     const slot = freeSlotAmong(ctx, at, await bookedTimes(trx, schedule.id, at.from, at.to));
     const store = toStore(slot);
     const stored = await storeBookingLocked(trx, db.dialect, store, changedIn, now);
+    if (!stored) throw new NotFound('Reason not found');
     const { customer } = stored;
     if (subscribers.length > 0) {
       const booking: BookingDetails = {
@@ -185,6 +196,8 @@ export async function createBooking(
         movedFrom: null,
         cancelReason: null,
         cancelledBy: null,
+        attendance: null,
+        attendanceAt: null,
       };
       await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
     }
@@ -201,14 +214,15 @@ const OPTIMISTIC_ATTEMPTS = 3;
  * Cancels a booking (admin area): its time is free on the next request, and a cancellation message to the
  * customer and a notice to the office are queued in the same transaction. Returns false when there is no such booked appointment.
  */
-export async function cancelBooking(db: Db, detailsId: string, now: number): Promise<boolean> {
+export async function cancelBooking(db: Db, detailsId: string, now: number, actor: Actor = { kind: 'system' }): Promise<boolean> {
   return db.write(async (trx) => {
     const booking = await findBookedForCancel(trx, detailsId);
     if (!booking) return false;
     // what the event needs is read before the schedule's lock (PostgreSQL: no round trips under it)
     const subscribers = await subscribedWebhookEndpoints(trx, 'booking.cancelled');
     const event = subscribers.length > 0 ? await bookingForEvent(trx, booking.id) : null;
-    const office = mailRecipient((await loadSettings(trx)).notifyEmail);
+    const settings = await loadSettings(trx);
+    const office = mailRecipient(settings.notifyEmail);
     // the bump is the schedule's lock, as in createBooking (the booking's schedule exists: the row refers to it)
     const changedIn = await bumpBookingsVersion(trx, booking.scheduleId);
     // cancelled meanwhile by a request that held the lock first: nothing more to do, nothing sent twice
@@ -219,6 +233,14 @@ export async function cancelBooking(db: Db, detailsId: string, now: number): Pro
     // the office hears of every cancellation as it hears of every booking
     if (office) messages.push({ kind: 'booking_cancellation_notification', recipient: office });
     await enqueueMessages(trx, booking.id, messages, now);
+    await recordAudit(
+      trx,
+      actor,
+      'booking.cancelled',
+      booking.id,
+      `the appointment of ${auditTime(settings.timezone, booking.start)}`,
+      now,
+    );
     if (event) {
       const cancelled = { ...event.booking, status: 'cancelled' as const, cancelledAt: now };
       await queueBookingEvent(trx, 'booking.cancelled', cancelled, event.timezone, subscribers, now);
@@ -238,6 +260,7 @@ export async function editBookingAnswers(
   detailsId: string,
   submission: Readonly<Record<string, unknown>>,
   now: number,
+  actor: Actor = { kind: 'system' },
 ): Promise<void> {
   const booking = await findBookingDetails(db.kysely, { detailsId });
   if (!booking) throw new NotFound('Booking not found');
@@ -248,5 +271,16 @@ export async function editBookingAnswers(
   // answers to fields since removed from the form are kept: they were given, and the edit did not show them
   const names = new Set(publicFields(form).map((f) => f.name));
   const kept = Object.fromEntries(Object.entries(booking.answers).filter(([name]) => !names.has(name)));
-  await db.write((trx) => updateBookingAnswers(trx, booking.id, { ...kept, ...checked.answers }, now));
+  const changed = [...names].filter((name) => JSON.stringify(checked.answers[name]) !== JSON.stringify(booking.answers[name]));
+  await db.write(async (trx) => {
+    await updateBookingAnswers(trx, booking.id, { ...kept, ...checked.answers }, now);
+    await recordAudit(
+      trx,
+      actor,
+      'booking.edited',
+      booking.id,
+      changed.length ? `answers: ${changed.join(', ')}` : 'answers (unchanged)',
+      now,
+    );
+  });
 }

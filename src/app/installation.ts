@@ -83,14 +83,14 @@ export async function generateToken(db: Db): Promise<string> {
 const heldTokenKey = (sessionId: string) =>
   Buffer.from(hkdfSync('sha256', sessionId, Buffer.alloc(0), 'booking: API token waiting to be shown', 32));
 
-function sealToken(sessionId: string, token: string): string {
+export function sealToken(sessionId: string, token: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', heldTokenKey(sessionId), iv);
   const sealed = Buffer.concat([cipher.update(token, 'utf8'), cipher.final()]);
   return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
 }
 
-function openToken(sessionId: string, held: string): string | null {
+export function openToken(sessionId: string, held: string): string | null {
   const bytes = Buffer.from(held, 'base64url');
   try {
     const decipher = createDecipheriv('aes-256-gcm', heldTokenKey(sessionId), bytes.subarray(0, 12));

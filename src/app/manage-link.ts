@@ -6,23 +6,21 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import {
-  bookedTimes,
   bumpBookingsVersion,
   findBookingDetails,
   findCancelCutoffMinutes,
   markBookingCancelled,
-  moveBookingTo,
   type BookingDetails,
 } from '../db/repos/booking.repository.js';
-import { bumpConfigVersion, findOrCreateSetting } from '../db/repos/installation.repository.js';
+import { findOrCreateSetting } from '../db/repos/installation.repository.js';
+import { InsideCutoff } from './reschedule.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, type MessageKind } from '../core/messages.js';
-import { InvalidInput, NotFound } from '../core/errors.js';
-import { bookingWindow, firstFreeStarts, freeDaysOf, freeSlotsOn, relevantBookingStarts } from '../core/availability/free-slots.js';
-import { MINUTE_MS, formatDate, formatLocalDateTime, parseDate } from '../core/time/calendar.js';
+import { InvalidInput } from '../core/errors.js';
+import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
-import { availabilityContext, freeSlotAt } from './availability.js';
 import { queueBookingEvent } from './webhooks.js';
+import { CUSTOMER_ACTOR, auditTime, recordAudit } from './audit.js';
 import { MemoryRateLimitStore, checkRate, type RateDecision, type RateLimitStore } from '../rate-limit/rate-limiter.js';
 
 const SECRET_KEY = 'manage.link_secret';
@@ -106,12 +104,8 @@ export function isFormToken(view: ManageView, submitted: unknown): boolean {
   return typeof submitted === 'string' && sameText(submitted, view.formToken);
 }
 
-/** Thrown when the cut-off has passed between showing the page and submitting it. */
-export class InsideCutoff extends Error {}
-
-function officeRecipient(snapshot: Snapshot): string | null {
-  return mailRecipient(snapshot.settings.notifyEmail);
-}
+// a move serves the manage link and the admin area alike: it lives in reschedule.ts, re-exported for the manage page
+export { InsideCutoff, freeDaysToMove, freeTimesToMove, rescheduleBooking, type RescheduleOutcome } from './reschedule.js';
 
 /**
  * The customer cancels through the link: the booking is cancelled with their reason, the time is free on the
@@ -128,9 +122,12 @@ export async function cancelByCustomer(db: Db, snapshot: Snapshot, view: ManageV
     const cutoff = await findCancelCutoffMinutes(trx, current.scheduleId);
     if (now >= current.start - cutoff * MINUTE_MS) throw new InsideCutoff();
     await markBookingCancelled(trx, current.id, now, changedIn, { who: 'customer', reason: reason || null });
+    // the customer's reason stays on the booking (erased with their data), not in the trail
+    const when = `the appointment of ${auditTime(snapshot.settings.timezone, current.start)}`;
+    await recordAudit(trx, CUSTOMER_ACTOR, 'booking.cancelled', current.id, when, now);
     const messages: { kind: MessageKind; recipient: string }[] = [];
     const customer = mailRecipient(current.customerEmail);
-    const office = officeRecipient(snapshot);
+    const office = mailRecipient(snapshot.settings.notifyEmail);
     if (customer) messages.push({ kind: 'booking_cancellation', recipient: customer });
     if (office) messages.push({ kind: 'customer_cancelled_notice', recipient: office });
     await enqueueMessages(trx, current.id, messages, now);
@@ -146,108 +143,6 @@ export async function cancelByCustomer(db: Db, snapshot: Snapshot, view: ManageV
       await queueBookingEvent(trx, 'booking.cancelled', cancelled, snapshot.settings.timezone, subscribers, now);
     }
     return true;
-  });
-}
-
-export interface FreeTimes {
-  /** 'YYYY-MM-DD' of the days with a free time for this booking's schedule and reason */
-  days: string[];
-}
-
-/** The schedule and reason of a booking, as the engine needs them; NotFound when either was retired. */
-function bookingRules(snapshot: Snapshot, booking: BookingDetails, now: number) {
-  const schedule = snapshot.schedules.get(booking.scheduleId);
-  const reason = schedule?.reasons.get(booking.reasonId);
-  if (!schedule || !reason) throw new NotFound('This appointment cannot be moved here');
-  return { schedule, reason, ctx: availabilityContext(snapshot, schedule, reason, now) };
-}
-
-/**
- * The days with a free time to move this booking to: the engine and rules of /days (notice, horizon,
- * capacity, buffers), against the schedule's other bookings: the booking's own span does not block its
- * move (moving by 15 minutes within it works). Uncached: a page view, not the API's hot path.
- */
-export async function freeDaysToMove(db: Db, snapshot: Snapshot, booking: BookingDetails, now: number): Promise<string[]> {
-  const { schedule, ctx } = bookingRules(snapshot, booking, now);
-  const window = bookingWindow(ctx);
-  const { from, to } = relevantBookingStarts(ctx, window.firstDay, window.lastDay);
-  const others = await bookedTimes(db.kysely, schedule.id, from, to, booking.id);
-  const starts = firstFreeStarts(ctx, others, window.firstDay, window.lastDay);
-  return freeDaysOf(ctx, window.firstDay, starts).days.map(formatDate);
-}
-
-/** The free times of one day to move this booking to ('YYYY-MM-DD HH:MM:SS'), or null for a day outside the window. */
-export async function freeTimesToMove(
-  db: Db,
-  snapshot: Snapshot,
-  booking: BookingDetails,
-  dayText: string,
-  now: number,
-): Promise<{ slot: string; start: number }[] | null> {
-  const day = parseDate(dayText);
-  if (day === null) return null;
-  const { schedule, ctx } = bookingRules(snapshot, booking, now);
-  const { from, to } = relevantBookingStarts(ctx, day, day);
-  const others = await bookedTimes(db.kysely, schedule.id, from, to, booking.id);
-  const slots = freeSlotsOn(ctx, day, others);
-  return slots && slots.map((s) => ({ slot: formatLocalDateTime(s.day, s.minute), start: s.start }));
-}
-
-export type RescheduleOutcome = 'moved' | 'unchanged';
-
-/**
- * Moves a booked appointment to another free time of the same schedule and reason, in one transaction that
- * locks the schedule like POST /bookings (the bookings version bump) and re-checks the new time against the
- * other bookings there, so two moves (or a move and a booking) to the last place give one success; the other
- * gets NotFound('Time not available'). The customer gets the updated .ics (SEQUENCE raised), the office a
- * notice, webhooks `booking.rescheduled`. `by`: the manage link applies the schedule's cut-off; the admin
- * area may move at any time. 'unchanged' when the booking already is at that time (a second submission).
- */
-export async function rescheduleBooking(
-  db: Db,
-  snapshot: Snapshot,
-  bookingId: number,
-  slotText: string,
-  now: number,
-  by: 'customer' | 'office',
-): Promise<RescheduleOutcome> {
-  const before = await findBookingDetails(db.kysely, { id: bookingId });
-  if (!before || before.status !== 'booked') throw new NotFound('Booking not found');
-  const { schedule, reason, ctx } = bookingRules(snapshot, before, now);
-  return db.write(async (trx) => {
-    const changedIn = await bumpBookingsVersion(trx, schedule.id);
-    const current = await findBookingDetails(trx, { id: bookingId });
-    if (!current || current.status !== 'booked' || changedIn === null) throw new NotFound('Booking not found');
-    if (by === 'customer') {
-      const cutoff = await findCancelCutoffMinutes(trx, current.scheduleId);
-      if (now >= current.start - cutoff * MINUTE_MS) throw new InsideCutoff();
-    }
-    const slot = await freeSlotAt(trx, schedule, ctx, slotText, current.id);
-    if (slot.start === current.start) return 'unchanged';
-    const end = slot.start + reason.durationMinutes * MINUTE_MS;
-    await moveBookingTo(trx, current.id, { start: current.start, end: current.end }, { start: slot.start, end }, changedIn);
-    // A cached /days answer is brought up to date from the rows changed since it (bookings.changed_in), and a
-    // moved row tells only its new time (and the last time it left): the days it left could be missed. A
-    // move is rare, so it renews every answer instead: the config version (app/answer-cache.ts).
-    await bumpConfigVersion(trx);
-    const messages: { kind: MessageKind; recipient: string }[] = [];
-    const customer = mailRecipient(current.customerEmail);
-    const office = officeRecipient(snapshot);
-    if (customer) messages.push({ kind: 'booking_moved', recipient: customer });
-    if (office && by === 'customer') messages.push({ kind: 'customer_moved_notice', recipient: office });
-    await enqueueMessages(trx, current.id, messages, now);
-    const subscribers = snapshot.webhooks.get('booking.rescheduled') ?? [];
-    if (subscribers.length > 0) {
-      const moved = {
-        ...current,
-        start: slot.start,
-        end,
-        sequence: current.sequence + 1,
-        movedFrom: { start: current.start, end: current.end },
-      };
-      await queueBookingEvent(trx, 'booking.rescheduled', moved, snapshot.settings.timezone, subscribers, now);
-    }
-    return 'moved';
   });
 }
 

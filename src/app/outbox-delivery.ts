@@ -17,6 +17,10 @@
 // message again once the claim expires. Every message carries a stable Message-ID (outbox row and booking),
 // so such a duplicate is recognisable as one by mail clients.
 //
+// Every outcome is written through db.write: on SQLite that waits for another connection's write lock
+// without blocking (the API's bookings on the main thread, when delivery runs in its own thread, or
+// another process), where a plain statement gave up after the driver's few milliseconds.
+//
 // Claims are short (default 2 minutes, a send abandoned after 1) and cover only the messages being sent
 // right now, so a message whose outcome could not be written (a failure while the database was away) is
 // due again soon, not after ten minutes.
@@ -151,21 +155,26 @@ class TransportSlot {
 }
 
 /**
- * The sends in flight, one controller per send (not AbortSignal.any over a process-long signal: on
- * Node 20 that keeps a reference per send for the life of the process).
+ * The sends (or webhook attempts) in flight, one controller per send and its own deadline timer. Not
+ * AbortSignal.any over a process-long signal: on Node 20 that keeps a reference per send for the life of
+ * the process. Nor AbortSignal.timeout inside AbortSignal.any: the combined signal holds its sources only
+ * weakly, so a garbage collection while a send waits takes the timeout signal, and its timer with it, and
+ * the send waits for ever (a webhook receiver that never answers held its worker's lanes that way, issue 14).
  */
-class InFlightSends {
+export class InFlightSends {
   /** set once stop()'s grace has passed; then the sends in flight are aborted */
   aborting = false;
   private readonly controllers = new Set<AbortController>();
 
-  /** Runs `send` with a signal that aborts at `deadlineMs` from now, or when all sends are aborted. */
-  async run(deadlineMs: number, send: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  constructor(private readonly stoppedReason: string) {}
+
+  /** Runs `send` with a signal that aborts with `overdue()` at `deadlineMs` from now, or when all sends are aborted. */
+  async run<T>(deadlineMs: number, overdue: () => Error, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const controller = new AbortController();
-    const deadline = setTimeout(() => controller.abort(new Error('the send did not finish while its claim held')), deadlineMs);
+    const deadline = setTimeout(() => controller.abort(overdue()), deadlineMs);
     this.controllers.add(controller);
     try {
-      await send(controller.signal);
+      return await send(controller.signal);
     } finally {
       clearTimeout(deadline);
       this.controllers.delete(controller);
@@ -174,7 +183,7 @@ class InFlightSends {
 
   abortAll(): void {
     this.aborting = true;
-    for (const controller of this.controllers) controller.abort(new Error('the outbox worker stopped'));
+    for (const controller of this.controllers) controller.abort(new Error(this.stoppedReason));
   }
 }
 
@@ -210,7 +219,7 @@ class SentRecords {
       const batch = this.pending;
       this.pending = [];
       try {
-        const recorded = await markSent(this.db.kysely, batch);
+        const recorded = await this.db.write((trx) => markSent(trx, batch));
         for (const entry of batch) entry.settle(recorded.has(entry.id));
       } catch (error) {
         for (const entry of batch) entry.settle(error instanceof Error ? error : new Error(String(error)));
@@ -251,7 +260,7 @@ class OutboxDelivery {
   private backlog = false;
   private readonly snapshots: SnapshotCache;
   private readonly transports: TransportSlot;
-  private readonly sends = new InFlightSends();
+  private readonly sends = new InFlightSends('the outbox worker stopped');
   /** every send started and not yet finished (recorded, failed or released) */
   private readonly inFlight = new Set<Promise<void>>();
   private readonly sentRecords: SentRecords;
@@ -371,7 +380,7 @@ class OutboxDelivery {
   private async recordAccepted(): Promise<void> {
     if (this.accepted.size === 0) return;
     const entries = [...this.accepted].map(([id, sentAt]) => ({ id, sentAt }));
-    await markSent(this.options.db.kysely, entries);
+    await this.options.db.write((trx) => markSent(trx, entries));
     for (const { id } of entries) {
       this.accepted.delete(id);
       this.options.log.info({ outboxId: id }, 'mail sent earlier recorded as sent');
@@ -413,10 +422,14 @@ class OutboxDelivery {
     // each send must end (or be abandoned) while its claim still holds, or when the worker stops
     const deadlineMs = Math.max(1, row.claimed_until - this.sendDeadlineMs - this.options.clock());
     try {
-      await this.sends.run(deadlineMs, async (signal) => {
-        if (this.stopped) await this.release(row);
-        else await this.deliver(row, sender, sources, signal);
-      });
+      await this.sends.run(
+        deadlineMs,
+        () => new Error('the send did not finish while its claim held'),
+        async (signal) => {
+          if (this.stopped) await this.release(row);
+          else await this.deliver(row, sender, sources, signal);
+        },
+      );
     } catch (error) {
       // the database refused a failure or a release: nothing was sent, the short claim expires and the row is tried again
       this.options.log.error({ outboxId: row.id, err: error }, 'could not record mail outcome');
@@ -458,7 +471,7 @@ class OutboxDelivery {
     const { booking } = source;
     const stale = staleMessageReason(row.kind, { cancelled: booking.cancelledAt !== null, ...booking }, this.options.clock());
     if (stale !== null) {
-      await markSkipped(this.options.db.kysely, row.id, row.claimed_until, stale);
+      await this.options.db.write((trx) => markSkipped(trx, row.id, row.claimed_until, stale));
       this.options.log.info({ outboxId: row.id, reason: stale }, 'mail skipped');
       return 'skipped';
     }
@@ -477,18 +490,16 @@ class OutboxDelivery {
     const now = this.options.clock();
     const attempt = row.attempts + 1;
     const retryAt = now - row.created_at >= giveUpAfterMs ? null : now + retryDelay(attempt, retryBaseMs, retryCapMs);
-    const recorded = await markAttemptFailed(this.options.db.kysely, row.id, row.claimed_until, {
-      error: describeSendError(error),
-      retryAt,
-    });
+    const failure = { error: describeSendError(error), retryAt };
+    const recorded = await this.options.db.write((trx) => markAttemptFailed(trx, row.id, row.claimed_until, failure));
     log[retryAt === null ? 'error' : 'warn'](
-      { outboxId: row.id, attempt, recorded, error: describeSendError(error) },
+      { outboxId: row.id, attempt, recorded, error: failure.error },
       retryAt === null ? 'mail given up' : 'mail failed, will retry',
     );
   }
 
   private async release(row: ClaimedMessage): Promise<void> {
-    const released = await releaseClaim(this.options.db.kysely, row.id, row.claimed_until, this.options.clock());
+    const released = await this.options.db.write((trx) => releaseClaim(trx, row.id, row.claimed_until, this.options.clock()));
     this.options.log.info({ outboxId: row.id, released }, 'mail not sent: the worker stopped; released for the next worker');
   }
 

@@ -33,7 +33,7 @@ import {
   type DeliveryOutcome,
 } from '../db/repos/webhook.repository.js';
 import { webhookHeaders } from '../core/webhooks.js';
-import { retryDelay, STOP_GRACE_MS, type OutboxLog } from './outbox-delivery.js';
+import { InFlightSends, retryDelay, STOP_GRACE_MS, type OutboxLog } from './outbox-delivery.js';
 
 export interface WebhookWorkerOptions {
   db: Db;
@@ -60,6 +60,9 @@ export interface WebhookWorker {
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 /** How much of a receiver's answer is kept as the error of a failed attempt. */
 const ERROR_BODY_CHARS = 300;
+
+/** The reason an attempt's own timeout aborts it with (what AbortSignal.timeout would give). */
+const timedOut = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 
 const silent: OutboxLog = { info() {}, warn() {}, error() {} };
 
@@ -107,8 +110,8 @@ class WebhookDelivery {
   /** attempts under way (the HTTP request; the record may still be pending): delivery id -> its endpoint */
   private readonly inFlight = new Map<number, number>();
   private readonly attempts = new Set<Promise<void>>();
-  private readonly controllers = new Set<AbortController>();
-  private aborting = false;
+  /** each attempt's abort: its own timeout, or the worker stopping */
+  private readonly sends = new InFlightSends('the webhook worker stopped');
   private failedPolls = 0;
   /** endpoints whose last claim filled their room: more are probably due, so their freed lanes bring the next poll */
   private readonly backlogged = new Set<number>();
@@ -240,20 +243,14 @@ class WebhookDelivery {
   }
 
   private async handle(row: ClaimedDelivery): Promise<void> {
-    const controller = new AbortController();
-    this.controllers.add(controller);
     let outcome: { status: number | null; error: string | null } | 'release';
-    try {
-      if (this.stopped) outcome = 'release';
-      else
-        try {
-          outcome = await this.attempt(row, controller.signal);
-        } catch (error) {
-          outcome = this.aborting ? 'release' : { status: null, error: describeFailure(error) };
-        }
-    } finally {
-      this.controllers.delete(controller);
-    }
+    if (this.stopped) outcome = 'release';
+    else
+      try {
+        outcome = await this.sends.run(this.o.timeoutMs, timedOut, (signal) => this.attempt(row, signal));
+      } catch (error) {
+        outcome = this.sends.aborting ? 'release' : { status: null, error: describeFailure(error) };
+      }
     try {
       if (outcome === 'release') {
         this.inFlight.delete(row.id);
@@ -288,7 +285,7 @@ class WebhookDelivery {
   }
 
   /** One POST: the stored body, signed now; a 2xx is success, anything else a failure with its status. */
-  private async attempt(row: ClaimedDelivery, stop: AbortSignal): Promise<{ status: number | null; error: string | null }> {
+  private async attempt(row: ClaimedDelivery, signal: AbortSignal): Promise<{ status: number | null; error: string | null }> {
     const timestamp = Math.floor(this.o.clock() / 1000);
     const response = await fetch(row.url, {
       method: 'POST',
@@ -300,7 +297,8 @@ class WebhookDelivery {
       body: row.body,
       // a redirect is not followed: the signature was meant for this URL
       redirect: 'manual',
-      signal: AbortSignal.any([stop, AbortSignal.timeout(this.o.timeoutMs)]),
+      // the attempt's timeout or the worker stopping; it bounds reading the answer too
+      signal,
     });
     if (response.status >= 200 && response.status < 300) {
       await response.body?.cancel();
@@ -347,18 +345,14 @@ class WebhookDelivery {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const abortAll = () => {
-      this.aborting = true;
-      for (const c of this.controllers) c.abort(new Error('the webhook worker stopped'));
-    };
-    const abort = setTimeout(abortAll, graceMs);
+    const abort = setTimeout(() => this.sends.abortAll(), graceMs);
     try {
       if (this.running) await this.running;
       // the attempts' outcomes are written by turns of their own now that no poll comes
       await Promise.all([...this.attempts]);
     } finally {
       clearTimeout(abort);
-      abortAll();
+      this.sends.abortAll();
     }
   }
 }

@@ -11,6 +11,8 @@ import { setup, setApiEnabled, generateToken, setOperatorSetting } from '../app/
 import { importSchedules } from '../app/schedules.js';
 import { demo, DEMO_ADMIN_EMAIL } from '../app/demo.js';
 import { resetAdminPassword } from '../app/admin-auth.js';
+import { invitationPath, inviteUser, listUsers, parseRole, parseScheduleIds } from '../app/admin-users.js';
+import { CLI_ACTOR } from '../app/audit.js';
 import { addWebhookEndpoint, listWebhookEndpoints, removeWebhookEndpoint, setWebhookEnabled } from '../app/webhooks.js';
 import { parseWebhookEvents } from '../core/webhooks.js';
 
@@ -22,7 +24,9 @@ const USAGE = `usage: booking <command>
   token generate
   set KEY VALUE
   admin reset-password [--email E] [--password P]
-  webhook add URL [--events booking.created,booking.cancelled,booking.rescheduled]
+  admin invite --email E [--role staff|administrator] [--schedules 1,2]
+  admin list
+  webhook add URL [--events booking.created,booking.cancelled,booking.rescheduled,booking.restored]
   webhook list
   webhook remove|enable|disable ID
   demo`;
@@ -113,26 +117,8 @@ async function run(argv: string[]): Promise<void> {
       await withDb(config, (db) => setOperatorSetting(db, rest[0]!, rest[1]!));
       return;
     }
-    case 'admin': {
-      const [sub, ...args] = rest;
-      if (sub !== 'reset-password') throw new UsageError('admin needs reset-password');
-      const { values, positionals } = parseArgs({
-        args,
-        options: { email: { type: 'string' }, password: { type: 'string' } },
-        allowPositionals: true,
-      });
-      if (positionals.length) throw new UsageError(`admin reset-password takes no argument ${JSON.stringify(positionals[0])}`);
-      // without --password: a generated one, printed once (an argument shows in `ps` and the shell history)
-      const password = values.password ?? randomBytes(12).toString('base64url');
-      const result = await withDb(config, (db) => resetAdminPassword(db, values.email, password));
-      const ended = `${result.sessionsEnded} session${result.sessionsEnded === 1 ? '' : 's'} ended, sign-in lock cleared`;
-      process.stdout.write(
-        values.password === undefined
-          ? `New password for ${result.email}: ${password}\n(${ended})\n`
-          : `Password of ${result.email} changed (${ended}).\n`,
-      );
-      return;
-    }
+    case 'admin':
+      return adminCommand(config, rest, now);
     case 'webhook':
       return webhookCommand(config, rest, now);
     case 'demo': {
@@ -162,6 +148,73 @@ async function run(argv: string[]): Promise<void> {
       return;
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+async function adminCommand(config: Config, args: string[], now: number): Promise<void> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'reset-password': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { email: { type: 'string' }, password: { type: 'string' } },
+        allowPositionals: true,
+      });
+      if (positionals.length) throw new UsageError(`admin reset-password takes no argument ${JSON.stringify(positionals[0])}`);
+      // without --password: a generated one, printed once (an argument shows in `ps` and the shell history)
+      const password = values.password ?? randomBytes(12).toString('base64url');
+      const result = await withDb(config, (db) => resetAdminPassword(db, values.email, password));
+      const ended = `${result.sessionsEnded} session${result.sessionsEnded === 1 ? '' : 's'} ended, sign-in lock cleared`;
+      process.stdout.write(
+        values.password === undefined
+          ? `New password for ${result.email}: ${password}\n(${ended})\n`
+          : `Password of ${result.email} changed (${ended}).\n`,
+      );
+      return;
+    }
+    case 'invite': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { email: { type: 'string' }, role: { type: 'string' }, schedules: { type: 'string' } },
+        allowPositionals: true,
+      });
+      if (positionals.length) throw new UsageError(`admin invite takes no argument ${JSON.stringify(positionals[0])}`);
+      if (values.email === undefined) throw new UsageError('admin invite needs --email');
+      const role = parseRole(values.role ?? 'staff');
+      if (!role) throw new UsageError(`--role must be staff or administrator, got ${JSON.stringify(values.role)}`);
+      const scheduleIds = parseScheduleIds(values.schedules ?? '');
+      const invitation = await withDb(config, (db) => inviteUser(db, { email: values.email!, role, scheduleIds }, CLI_ACTOR, now));
+      // PUBLIC_URL when set; else the path, to be opened on the address the admin area is reached at
+      const link = config.publicUrl ? `${config.publicUrl.replace(/\/+$/, '')}${invitation.path}` : invitation.path;
+      process.stdout.write(
+        `Invitation for ${invitation.email} (${role}), valid until ${new Date(invitation.expiresAt).toISOString()}, usable once:\n${link}\n` +
+          (config.publicUrl
+            ? ''
+            : '(PUBLIC_URL is not set: open this path on the address of the admin area, e.g. https://booking.example.com' +
+              invitationPath('…') +
+              ')\n'),
+      );
+      return;
+    }
+    case 'list': {
+      if (rest.length !== 0) throw new UsageError('admin list takes no arguments');
+      const users = await withDb(config, (db) => listUsers(db));
+      // one user a line, tab-separated: id, e-mail, role, schedule ids, name, last sign-in
+      const lines = users.map((u) =>
+        [
+          u.id,
+          u.email,
+          u.role,
+          u.role === 'staff' ? u.scheduleIds.join(',') : '*',
+          u.name,
+          u.lastSignInAt === null ? 'never' : new Date(u.lastSignInAt).toISOString(),
+        ].join('\t'),
+      );
+      process.stdout.write(lines.length ? `${lines.join('\n')}\n` : '');
+      return;
+    }
+    default:
+      throw new UsageError('admin needs reset-password, invite or list');
   }
 }
 

@@ -41,16 +41,18 @@ export interface BookingMoment {
  * can wait long (no SMTP server set, a server failing for hours); sent late, a confirmation of an
  * appointment already cancelled or begun, or a cancellation of one already past, only confuses the customer.
  * - confirmation (to the customer): only while the booking stands and has not started;
- * - cancellation (to the customer): only while the appointment's start is still ahead;
+ * - cancellation (to the customer): only while the booking is cancelled (the office may undo a cancellation:
+ *   then the customer gets a new confirmation instead) and the appointment's start is still ahead;
  * - notification (to the office): only while the booking stands and the appointment has not ended (the
  *   office's own record; the booking list keeps every booking anyway);
- * - cancellation notice (to the office): only while the appointment has not ended (after that the freed
- *   time is of no use to the office).
+ * - cancellation notice (to the office): only while the booking is cancelled and the appointment has not
+ *   ended (after that the freed time is of no use to the office).
  * - reminder (to the customer, due some minutes before the start): only while the booking stands and has
  *   not started; one that could not go out before the start (the worker was down) is dropped.
  * - moved (to the customer): as a confirmation: a later move or a cancellation sends its own message;
  * - the office's notices of the customer's cancellation or move: while the appointment (as it is now) has
- *   not ended, as the notification (the moved notice only while the booking stands).
+ *   not ended, as the notification (the moved notice only while the booking stands, the cancelled notice
+ *   only while it is cancelled).
  */
 export function staleMessageReason(kind: MessageKind, booking: BookingMoment, now: number): string | null {
   switch (kind) {
@@ -59,6 +61,7 @@ export function staleMessageReason(kind: MessageKind, booking: BookingMoment, no
       if (booking.start <= now) return 'the appointment had begun before the confirmation went out';
       return null;
     case 'booking_cancellation':
+      if (!booking.cancelled) return 'the cancellation was undone before it went out';
       if (booking.start <= now) return "the appointment's time had passed before the cancellation went out";
       return null;
     case 'booking_notification':
@@ -66,6 +69,7 @@ export function staleMessageReason(kind: MessageKind, booking: BookingMoment, no
       if (booking.end <= now) return 'the appointment was over before the notification went out';
       return null;
     case 'booking_cancellation_notification':
+      if (!booking.cancelled) return 'the cancellation was undone before the notice went out';
       if (booking.end <= now) return 'the appointment was over before the cancellation notice went out';
       return null;
     case 'booking_reminder':
@@ -77,6 +81,7 @@ export function staleMessageReason(kind: MessageKind, booking: BookingMoment, no
       if (booking.start <= now) return 'the appointment had begun before the confirmation of its move went out';
       return null;
     case 'customer_cancelled_notice':
+      if (!booking.cancelled) return 'the cancellation was undone before the notice went out';
       if (booking.end <= now) return "the appointment's time was over before the notice went out";
       return null;
     case 'customer_moved_notice':

@@ -7,10 +7,11 @@ import { InvalidInput } from './errors.js';
 import { controlCharacterProblem } from './text.js';
 
 /**
- * Every event a delivery can carry. `booking.rescheduled` is part of the contract already (an endpoint can
- * subscribe to it) but nothing emits it yet: the manage link's reschedule (issue 14) will.
+ * Every event a delivery can carry (docs/webhooks.md, "Events"). `booking.restored`: the office undid a
+ * cancellation, the same booking stands again (not `booking.created`: a receiver keyed by booking id would see
+ * a second creation of one booking).
  */
-export const WEBHOOK_EVENTS = ['booking.created', 'booking.cancelled', 'booking.rescheduled'] as const;
+export const WEBHOOK_EVENTS = ['booking.created', 'booking.cancelled', 'booking.rescheduled', 'booking.restored'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export const isWebhookEvent = (value: string): value is WebhookEvent => (WEBHOOK_EVENTS as readonly string[]).includes(value);

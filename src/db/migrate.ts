@@ -13,6 +13,8 @@ import { reminders } from './migrations/010-reminders.js';
 import { manageLink } from './migrations/011-manage-link.js';
 import { findAndClosures } from './migrations/012-find-and-closures.js';
 import { customerRecords } from './migrations/013-customer-records.js';
+import { bookingAttendance } from './migrations/014-booking-attendance.js';
+import { adminUsers } from './migrations/015-admin-users.js';
 import { bookingUnchanged } from './migrations/016-booking-unchanged.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
@@ -30,6 +32,8 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '011-manage-link': manageLink(db.dialect),
     '012-find-and-closures': findAndClosures(db.dialect),
     '013-customer-records': customerRecords(db.dialect),
+    '014-booking-attendance': bookingAttendance(db.dialect),
+    '015-admin-users': adminUsers(db.dialect),
     '016-booking-unchanged': bookingUnchanged(db.dialect),
   };
 }

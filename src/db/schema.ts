@@ -3,7 +3,7 @@
 import type { Generated } from 'kysely';
 import type { FormType, InputType } from '../core/forms/form-fields.js';
 import type { MessageKind, MessageState } from '../core/messages.js';
-import type { BookingSource, BookingStatus } from '../core/bookings.js';
+import type { Attendance, BookingSource, BookingStatus } from '../core/bookings.js';
 import type { DeliveryState } from '../core/webhooks.js';
 
 export interface MetaTable {
@@ -23,6 +23,46 @@ export interface AdminsTable {
   email: string;
   password_hash: string;
   created_at: number;
+  /** what the admin may do (migration 015); the first admin and every earlier one is an administrator */
+  role: Generated<AdminRole>;
+  /** the name shown to other users and in the audit trail; '' until the user gives one */
+  name: Generated<string>;
+  /** JSON list of the schedule ids a staff member works on (ignored for an administrator) */
+  schedule_ids: Generated<string>;
+  last_sign_in_at: number | null;
+}
+
+export type AdminRole = 'administrator' | 'staff';
+
+export interface AdminInvitationsTable {
+  id: Generated<number>;
+  /** SHA-256 (base64url) of the link's random token; the token itself is never stored */
+  token_hash: string;
+  email: string;
+  role: AdminRole;
+  /** JSON list of schedule ids */
+  schedule_ids: string;
+  invited_by: number | null;
+  created_at: number;
+  expires_at: number;
+  /** set when the link was used: it works once */
+  used_at: number | null;
+}
+
+export type AuditActorKind = 'admin' | 'api' | 'customer' | 'cli' | 'system';
+
+export interface AuditEventsTable {
+  id: Generated<number>;
+  at: number;
+  actor_kind: AuditActorKind;
+  /** the admin user who acted (no foreign key: the trail outlives a removed user) */
+  actor_admin_id: number | null;
+  /** the actor's name or e-mail when they acted */
+  actor_label: Generated<string>;
+  /** 'booking.created', 'booking.cancelled', 'booking.rescheduled', 'booking.edited', 'user.invited', … */
+  action: string;
+  booking_id: number | null;
+  summary: Generated<string>;
 }
 
 export interface SchedulesTable {
@@ -119,6 +159,9 @@ export interface BookingsTable {
   cancel_reason: string | null;
   /** 'customer' (manage link) or 'office' (admin area); null while booked or before migration 011 */
   cancelled_by: string | null;
+  /** whether the customer came, marked by the office once it began (migration 014); null: not marked */
+  attendance: Attendance | null;
+  attendance_at: number | null;
 }
 
 /** practice-wide closed days (holidays): local dates 'YYYY-MM-DD', first to last inclusive */
@@ -163,6 +206,8 @@ export interface AdminSessionsTable {
   expires_at: number;
   /** a newly generated API token, held only until the page that shows it once is opened */
   unshown_api_token: string | null;
+  /** a new invitation link, held only until the page that shows it once is opened (migration 015) */
+  unshown_invitation: string | null;
 }
 
 export interface UsedFormTokensTable {
@@ -241,4 +286,6 @@ export interface Database {
   used_form_tokens: UsedFormTokensTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  admin_invitations: AdminInvitationsTable;
+  audit_events: AuditEventsTable;
 }

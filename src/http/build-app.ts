@@ -11,6 +11,7 @@ import { apiAccessCheck, type ApiAccessDeps } from '../app/api-access.js';
 import { checkHealth } from '../app/health.js';
 import { errorHandler } from './errors.js';
 import { apiRoutes } from './api/routes.js';
+import { underApi, unroutableApiRequest } from './api/gate.js';
 import { ANNOTATION_KEYWORDS, NAMED_SCHEMAS } from './api/schemas.js';
 import { OPENAPI_OPTIONS } from './api/openapi.js';
 import { adminPlugin } from './admin/plugin.js';
@@ -67,6 +68,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // a hop count as proxy-addr takes it (hop 0 is the peer): Fastify's types list no number
   const trustProxy: FastifyServerOptions['trustProxy'] =
     typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : typeof trust === 'object' ? [...trust] : false;
+  const checkAccess = apiAccessCheck({ db: deps.db, snapshots, rateLimits: deps.rateLimits, clock });
+  const unroutableApi = unroutableApiRequest(checkAccess);
   const app = Fastify({
     logger: deps.logger ?? false,
     // no access log per request: it would cost a large share of a fast call; errors are still logged
@@ -80,8 +83,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestId,
     // what Node's parser refuses gets the contract's error shape too
     clientErrorHandler: handleClientError,
-    // and so does what the router refuses (a broken %-escape in the path): Fastify's own answer is its shape
+    // and so does what the router refuses (a broken %-escape in the path): Fastify's own answer is its shape;
+    // under /api the gate answers first
     frameworkErrors: (_error, request, reply) => {
+      if (underApi(request.url)) return void unroutableApi(request, reply);
       const { status, error } = unreadableRequestAnswer(`${request.method} ${request.url}`);
       void (reply as FastifyReply).code(status).send({ error });
     },
@@ -151,7 +156,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.header('content-type', 'application/json; charset=utf-8').send(openapi.body);
   });
 
-  const checkAccess = apiAccessCheck({ db: deps.db, snapshots, rateLimits: deps.rateLimits, clock });
   await app.register(apiRoutes, { prefix: '/api', db: deps.db, checkAccess, clock, apiMethods });
   // the admin area keeps its cookies, form parsing, headers and error pages to itself (encapsulated)
   await app.register(adminPlugin, {

@@ -5,18 +5,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { connect, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
-import { setup } from '../../src/app/installation.js';
-import { importSchedules } from '../../src/app/schedules.js';
-import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK } from '../support/installation.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+import { describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, servedInstallation, type ServedInstallation } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, signedInPage, type LaunchedBrowser } from '../support/chromium.js';
 import { TestSmtpServer } from '../integration/mail-support.js';
 
-const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
 const schedule = (name: string) => ({
   name,
   slot_interval_minutes: 30,
@@ -27,46 +20,23 @@ const schedule = (name: string) => ({
 
 describeEachDatabase('calendar and mail settings in chromium (issue 11)', (dialect) => {
   describe('walk', { skip: BROWSER_SKIP }, () => {
-    let server: RunningServer;
-    let database: TestDatabase;
-    let db: Db;
-    let browser: Awaited<ReturnType<typeof launchBrowser>>;
+    let site: ServedInstallation;
+    let base: string;
+    let browser: LaunchedBrowser;
     let page: Page;
     let smtp: TestSmtpServer;
 
     before(async () => {
-      database = await freshDatabase(dialect);
-      db = connect(database.url);
-      await migrate(db);
-      await setup(
-        db,
-        {
-          timezone: 'Europe/Berlin',
-          adminEmail: OWNER.email,
-          adminPassword: OWNER.password,
-          name: 'Calendar practice',
-          notifyEmail: 'desk@example.com',
-        },
-        Date.now(),
-      );
-      await importSchedules(db, { schedules: [schedule('Desk'), schedule('Lab')] }, Date.now());
+      site = await servedInstallation(dialect, { setup: { name: 'Calendar practice' }, schedules: [schedule('Desk'), schedule('Lab')] });
+      base = site.base;
       smtp = await TestSmtpServer.start();
-      server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
       browser = await launchBrowser({ javaScriptEnabled: false });
-      page = await browser.context.newPage();
-      page.setDefaultTimeout(10_000);
-      await page.goto(`${server.url}/admin/signin`);
-      await page.getByLabel('E-mail').fill(OWNER.email);
-      await page.getByLabel('Password').fill(OWNER.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\//);
+      page = await signedInPage(browser, base, { landing: /\/admin\// });
     });
     after(async () => {
       await browser?.close();
-      await server?.stop();
+      await site?.close();
       await smtp?.down();
-      await db?.close();
-      await database?.drop();
     });
 
     /** the page's own horizontal overflow: 0 when nothing but the calendar's box scrolls sideways */
@@ -78,7 +48,7 @@ describeEachDatabase('calendar and mail settings in chromium (issue 11)', (diale
     ] as const) {
       test(`calendar on a ${device}: jump to a DST day, day, week, all schedules, print list`, async () => {
         await page.setViewportSize({ width, height: 800 });
-        await page.goto(`${server.url}/admin/bookings`);
+        await page.goto(`${base}/admin/bookings`);
         await page.getByRole('link', { name: 'Calendar', exact: true }).click();
         await page.getByLabel('Jump to date').fill('2026-03-29');
         await page.getByRole('button', { name: 'Go' }).click();
@@ -119,7 +89,7 @@ describeEachDatabase('calendar and mail settings in chromium (issue 11)', (diale
 
     test('E-mail page: the server as fields, Test connection, and a test e-mail that arrives', async () => {
       await page.setViewportSize({ width: 1280, height: 800 });
-      await page.goto(`${server.url}/admin/mail`);
+      await page.goto(`${base}/admin/mail`);
       await page.getByLabel('Host').fill('127.0.0.1');
       await page.getByLabel('Security').selectOption('none');
       await page.getByLabel('Port').fill(String(smtp.port));

@@ -5,17 +5,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { connect, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
-import { generateToken, setApiEnabled, setup } from '../../src/app/installation.js';
-import { importSchedules } from '../../src/app/schedules.js';
-import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK, localDateFromToday } from '../support/installation.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
-
-const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
+import type { Db } from '../../src/db/connect.js';
+import { describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, CONTACT_FORM, localDateFromToday, servedInstallation, type ServedInstallation } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, mainText, signedInPage, type LaunchedBrowser } from '../support/chromium.js';
 
 const SCHEDULE = {
   name: 'Dr. Desk',
@@ -24,79 +17,35 @@ const SCHEDULE = {
   capacity: 1,
   weekly_hours: ALL_WEEK([['09:00', '17:00']]),
   reasons: [{ name: 'Consultation', duration_minutes: 30 }],
-  form: {
-    first_name: { label: 'First name', input_type: 'text', required: true },
-    last_name: { label: 'Last name', input_type: 'text', required: false },
-    email: { label: 'E-mail', input_type: 'email', required: false },
-    phone: { label: 'Phone', input_type: 'tel', required: false },
-  },
+  form: CONTACT_FORM,
 };
-
-const mainText = async (page: Page) => (await page.locator('main').textContent()) ?? '';
 
 describeEachDatabase('admin customers and overrides in chromium (issue 11)', (dialect) => {
   describe('walks', { skip: BROWSER_SKIP }, () => {
-    let server: RunningServer;
-    let database: TestDatabase;
+    let site: ServedInstallation;
     let db: Db;
-    let browser: Awaited<ReturnType<typeof launchBrowser>>;
+    let browser: LaunchedBrowser;
     let page: Page;
     let base: string;
     let scheduleId: number;
     let reasonId: number;
-    let token: string;
     const day = localDateFromToday(2);
 
-    const apiBook = async (slot: string, submission: Record<string, unknown>) => {
-      const res = await fetch(`${base}/api/bookings`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ schedule: scheduleId, reason: reasonId, slot, submission }),
-      });
-      assert.equal(res.status, 201);
-      return (await res.json()) as { booking_details_id: string; user_id: number };
-    };
-
     before(async () => {
-      database = await freshDatabase(dialect);
-      db = connect(database.url);
-      await migrate(db);
-      await setup(
-        db,
-        {
-          timezone: 'Europe/Berlin',
-          adminEmail: OWNER.email,
-          adminPassword: OWNER.password,
-          name: 'Desk practice',
-          notifyEmail: 'desk@example.com',
-        },
-        Date.now(),
-      );
-      const imported = (await importSchedules(db, { schedules: [SCHEDULE] }, Date.now())).schedules[0]!;
-      scheduleId = imported.id;
-      reasonId = imported.reasons[0]!.id;
-      await setApiEnabled(db, true);
-      token = await generateToken(db);
-      server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
-      base = server.url;
+      site = await servedInstallation(dialect, { setup: { name: 'Desk practice' }, schedules: [SCHEDULE], api: true });
+      ({ db, base } = site);
+      scheduleId = site.schedules[0]!.id;
+      reasonId = site.schedules[0]!.reasons[0]!.id;
       browser = await launchBrowser();
-      page = await browser.context.newPage();
-      page.setDefaultTimeout(10_000);
-      await page.goto(`${base}/admin/signin`);
-      await page.getByLabel('E-mail').fill(OWNER.email);
-      await page.getByLabel('Password').fill(OWNER.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/bookings/);
+      page = await signedInPage(browser, base, { landing: /\/admin\/bookings/ });
     });
     after(async () => {
       await browser?.close();
-      await server?.stop();
-      await db?.close();
-      await database?.drop();
+      await site?.close();
     });
 
     test('book by hand over capacity for an existing customer, without e-mailing them; then edit the answers', async () => {
-      await apiBook(`${day} 09:00:00`, { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', phone: '01632 960 777' });
+      await site.book(`${day} 09:00:00`, { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', phone: '01632 960 777' });
       await page.goto(`${base}/admin/schedules/${scheduleId}/book?reason=${reasonId}&day=${day}`);
       assert.equal(await page.getByLabel('09:00').count(), 0, 'full: not offered');
       await page.getByLabel('Book over capacity').check();
@@ -146,7 +95,7 @@ describeEachDatabase('admin customers and overrides in chromium (issue 11)', (di
     });
 
     test('a customer: e-mail clash refused, notes saved, data exported, erased after cancelling and confirming', async () => {
-      const alan = await apiBook(`${day} 11:00:00`, {
+      const alan = await site.book(`${day} 11:00:00`, {
         first_name: 'Alan',
         last_name: 'Turing',
         email: 'alan@example.com',
@@ -183,7 +132,7 @@ describeEachDatabase('admin customers and overrides in chromium (issue 11)', (di
     });
 
     test('on a phone: the customer page fits the screen and saves', async () => {
-      const ada = await apiBook(`${day} 13:00:00`, { first_name: 'Ada', email: 'ada@example.com' });
+      const ada = await site.book(`${day} 13:00:00`, { first_name: 'Ada', email: 'ada@example.com' });
       await page.setViewportSize({ width: 390, height: 844 });
       try {
         await page.goto(`${base}/admin/customers/${ada.user_id}`);

@@ -7,103 +7,43 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { connect, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
-import { generateToken, setApiEnabled, setup } from '../../src/app/installation.js';
-import { importSchedules } from '../../src/app/schedules.js';
-import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK, localDateFromToday } from '../support/installation.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+import { describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, CONTACT_FORM, localDateFromToday, servedInstallation, type ServedInstallation } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, newPage, signIn, type LaunchedBrowser } from '../support/chromium.js';
 import { parseCsv } from '../support/csv.js';
-
-const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
-type Browser = Awaited<ReturnType<typeof launchBrowser>>;
-
-async function signIn(page: Page, base: string): Promise<void> {
-  await page.goto(`${base}/admin/signin`);
-  await page.getByLabel('E-mail').fill(OWNER.email);
-  await page.getByLabel('Password').fill(OWNER.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(/\/admin\/(bookings|schedules)/);
-}
 
 const customersListed = (page: Page) => page.locator('table.bookings tbody tr td:nth-child(4)').allTextContents();
 
 describeEachDatabase('find, export and closures in chromium (issue 11)', (dialect) => {
   describe('find and export', { skip: BROWSER_SKIP }, () => {
-    let server: RunningServer;
-    let database: TestDatabase;
-    let db: Db;
-    let browser: Browser;
-    let noScript: Browser;
+    let site: ServedInstallation;
+    let browser: LaunchedBrowser;
+    let noScript: LaunchedBrowser;
     let base: string;
     let token: string;
     let scheduleId: number;
     let reasonId: number;
 
     before(async () => {
-      database = await freshDatabase(dialect);
-      db = connect(database.url);
-      await migrate(db);
-      await setup(
-        db,
-        {
-          timezone: 'Europe/Berlin',
-          adminEmail: OWNER.email,
-          adminPassword: OWNER.password,
-          name: 'Find practice',
-          notifyEmail: 'desk@example.com',
-        },
-        Date.now(),
-      );
-      const schedule = (
-        await importSchedules(
-          db,
-          {
-            schedules: [
-              {
-                name: 'Dr. Find',
-                slot_interval_minutes: 30,
-                horizon_days: 14,
-                weekly_hours: ALL_WEEK([['09:00', '17:00']]),
-                reasons: [{ name: 'Consultation', duration_minutes: 30 }],
-                form: {
-                  first_name: { label: 'First name', input_type: 'text', required: true },
-                  last_name: { label: 'Last name', input_type: 'text', required: false },
-                  email: { label: 'E-mail', input_type: 'email', required: false },
-                  phone: { label: 'Phone', input_type: 'tel', required: false },
-                },
-              },
-            ],
-          },
-          Date.now(),
-        )
-      ).schedules[0]!;
-      await setApiEnabled(db, true);
-      token = await generateToken(db);
-      scheduleId = schedule.id;
-      reasonId = schedule.reasons[0]!.id;
-      server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
-      base = server.url;
+      const schedule = {
+        name: 'Dr. Find',
+        slot_interval_minutes: 30,
+        horizon_days: 14,
+        weekly_hours: ALL_WEEK([['09:00', '17:00']]),
+        reasons: [{ name: 'Consultation', duration_minutes: 30 }],
+        form: CONTACT_FORM,
+      };
+      site = await servedInstallation(dialect, { setup: { name: 'Find practice' }, schedules: [schedule], api: true });
+      ({ base, token } = site);
+      scheduleId = site.schedules[0]!.id;
+      reasonId = site.schedules[0]!.reasons[0]!.id;
       const day = localDateFromToday(2);
       for (const [slot, first, last, phone] of [
         ['09:00', 'Ada', 'Lovelace', '01632960777'],
         ['10:00', 'Grace', 'Hopper', '+44 1632 960888'],
         ['11:00', 'Alan', 'Turing', '020 7946 0000'],
       ]) {
-        const res = await fetch(`${base}/api/bookings`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({
-            schedule: schedule.id,
-            reason: schedule.reasons[0]!.id,
-            slot: `${day} ${slot}:00`,
-            submission: { first_name: first, last_name: last, phone },
-          }),
-        });
-        assert.equal(res.status, 201, await res.text());
+        await site.book(`${day} ${slot}:00`, { first_name: first, last_name: last, phone });
       }
       browser = await launchBrowser();
       noScript = await launchBrowser({ javaScriptEnabled: false });
@@ -111,14 +51,11 @@ describeEachDatabase('find, export and closures in chromium (issue 11)', (dialec
     after(async () => {
       await browser?.close();
       await noScript?.close();
-      await server?.stop();
-      await db?.close();
-      await database?.drop();
+      await site?.close();
     });
 
     test('search by a phone number typed with spaces, filter by status, download Export CSV of the list', async () => {
-      const page = await browser.context.newPage();
-      page.setDefaultTimeout(10_000);
+      const page = await newPage(browser);
       await signIn(page, base);
       await page.goto(`${base}/admin/bookings`);
       assert.equal((await customersListed(page)).length, 3);
@@ -154,8 +91,7 @@ describeEachDatabase('find, export and closures in chromium (issue 11)', (dialec
     });
 
     test('on a phone, and without JavaScript, the search is a plain form that works', async () => {
-      const page = await noScript.context.newPage();
-      page.setDefaultTimeout(10_000);
+      const page = await newPage(noScript);
       await page.setViewportSize({ width: 390, height: 800 });
       await signIn(page, base);
       await page.goto(`${base}/admin/bookings`);
@@ -177,8 +113,7 @@ describeEachDatabase('find, export and closures in chromium (issue 11)', (dialec
         ).data;
       const day = localDateFromToday(2);
       assert.ok((await apiDays()).includes(day));
-      const page = await browser.context.newPage();
-      page.setDefaultTimeout(10_000);
+      const page = await newPage(browser);
       // signed in by the first test (same browser profile)
       await page.goto(`${base}/admin/bookings`);
       await page.getByRole('link', { name: 'Closures' }).click();

@@ -7,25 +7,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { connect, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
-import { generateToken, setApiEnabled, setup } from '../../src/app/installation.js';
-import { importSchedules } from '../../src/app/schedules.js';
-import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK } from '../support/installation.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+import type { Db } from '../../src/db/connect.js';
+import { countRows, describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, localDateFromToday, servedInstallation, type ServedInstallation } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, mainText, signedInPage, type LaunchedBrowser } from '../support/chromium.js';
 
 const ZONE = 'Europe/Berlin';
-const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
 
 /** a local date in the installation's zone, `days` after today */
-function localDate(days: number): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-    new Date(Date.now() + days * 86_400_000),
-  );
-}
+const localDate = (days: number) => localDateFromToday(days, ZONE);
 
 const SCHEDULE = {
   name: 'Dr. Fix',
@@ -44,25 +34,12 @@ const SCHEDULE = {
   },
 };
 
-type Browser = Awaited<ReturnType<typeof launchBrowser>>;
-
-async function signIn(page: Page, base: string): Promise<void> {
-  await page.goto(`${base}/admin/signin`);
-  await page.getByLabel('E-mail').fill(OWNER.email);
-  await page.getByLabel('Password').fill(OWNER.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(/\/admin\/(bookings|schedules)/);
-}
-
-const mainText = async (page: Page) => (await page.locator('main').textContent()) ?? '';
-
 describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
   describe('fixes', { skip: BROWSER_SKIP }, () => {
-    let server: RunningServer;
-    let database: TestDatabase;
+    let site: ServedInstallation;
     let db: Db;
-    let browser: Browser;
-    let noScript: Browser;
+    let browser: LaunchedBrowser;
+    let noScript: LaunchedBrowser;
     let page: Page;
     let plain: Page;
     let base: string;
@@ -70,51 +47,27 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
     let scheduleId: number;
     let consultation: number;
 
-    const bookingCount = async () =>
-      Number(
-        (
-          await db.kysely
-            .selectFrom('bookings')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+    const bookingCount = () => countRows(db, 'bookings');
     const api = async (path: string, token = apiToken) => {
       const res = await fetch(`${base}/api${path}`, { headers: { authorization: `Bearer ${token}` } });
       return { status: res.status, body: (await res.json()) as any };
     };
 
     before(async () => {
-      database = await freshDatabase(dialect);
-      db = connect(database.url);
-      await migrate(db);
-      await setup(
-        db,
-        { timezone: ZONE, adminEmail: OWNER.email, adminPassword: OWNER.password, name: 'Fixes practice', notifyEmail: 'desk@example.com' },
-        Date.now(),
-      );
-      const imported = (await importSchedules(db, { schedules: [SCHEDULE] }, Date.now())).schedules[0]!;
+      site = await servedInstallation(dialect, { setup: { timezone: ZONE, name: 'Fixes practice' }, schedules: [SCHEDULE], api: true });
+      ({ db, base, token: apiToken } = site);
+      const imported = site.schedules[0]!;
       scheduleId = imported.id;
       consultation = imported.reasons.find((r) => r.name === 'Consultation')!.id;
-      await setApiEnabled(db, true);
-      apiToken = await generateToken(db);
-      server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
-      base = server.url;
       browser = await launchBrowser();
       noScript = await launchBrowser({ javaScriptEnabled: false });
-      page = await browser.context.newPage();
-      plain = await noScript.context.newPage();
-      page.setDefaultTimeout(10_000);
-      plain.setDefaultTimeout(10_000);
-      await signIn(page, base);
-      await signIn(plain, base);
+      page = await signedInPage(browser, base);
+      plain = await signedInPage(noScript, base);
     });
     after(async () => {
       await browser?.close();
       await noScript?.close();
-      await server?.stop();
-      await db?.close();
-      await database?.drop();
+      await site?.close();
     });
 
     test('1. book by hand saves the reason and day the page shows; a time not free for them is refused', async () => {
@@ -331,15 +284,7 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
     });
 
     test("changing the installation's zone warns that appointments keep their moment and says how many move", async () => {
-      const upcoming = Number(
-        (
-          await db.kysely
-            .selectFrom('bookings')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .where('status', '=', 'booked')
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+      const upcoming = await countRows(db, 'bookings', { status: 'booked' });
       assert.ok(upcoming > 0);
       await page.goto(`${base}/admin/settings`);
       await page.getByLabel('Time zone').selectOption('Asia/Kolkata');
@@ -359,23 +304,16 @@ describeEachDatabase('admin fixes in chromium (issue 11)', (dialect) => {
     });
 
     test('after the hours change, the schedule page lists the bookings now outside them and the calendar flags them', async () => {
-      const upcoming = Number(
-        (
-          await db.kysely
-            .selectFrom('bookings')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .where('status', '=', 'booked')
-            .where('schedule_id', '=', scheduleId)
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+      const upcoming = await countRows(db, 'bookings', { status: 'booked', schedule_id: scheduleId });
       await page.goto(`${base}/admin/schedules/${scheduleId}`);
       assert.equal(await page.locator('#outside-hours').count(), 0);
       for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']) {
         await page.getByLabel(day).fill('06:00-07:00');
       }
       await page.getByRole('button', { name: 'Save schedule' }).click();
-      await page.waitForURL(/saved=saved/);
+      // saving asks first, listing the bookings the new hours leave outside
+      await page.getByRole('button', { name: 'Confirm: save the hours' }).click();
+      await page.waitForURL(/saved=hours/);
       assert.match(
         (await page.locator('#outside-hours').textContent()) ?? '',
         new RegExp(`${upcoming} upcoming bookings are outside the opening hours`),

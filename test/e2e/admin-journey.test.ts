@@ -5,33 +5,29 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/server.js';
 import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+import { localDateFromToday, serveDatabase } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, newPage, type LaunchedBrowser } from '../support/chromium.js';
 
 const ZONE = 'Europe/Berlin';
 /** a local date in the installation's zone, `days` after today */
-function localDate(days: number): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-    new Date(Date.now() + days * 86_400_000),
-  );
-}
+const localDate = (days: number) => localDateFromToday(days, ZONE);
 
 describeEachDatabase('admin journey in chromium', (dialect) => {
   describe('journey', { skip: BROWSER_SKIP }, () => {
     let server: RunningServer;
     let database: TestDatabase;
-    let browser: Awaited<ReturnType<typeof launchBrowser>>;
+    let browser: LaunchedBrowser;
     let page: Page;
 
     before(async () => {
       database = await freshDatabase(dialect);
-      server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
+      // a fresh database, not even migrated: the server migrates it, and setup is the first page
+      server = await serveDatabase(database.url);
       // the browser's zone under its old CLDR name: setup proposes it under its current one
       browser = await launchBrowser({ timezoneId: 'Asia/Calcutta' });
-      page = await browser.context.newPage();
-      page.setDefaultTimeout(10_000);
+      page = await newPage(browser);
     });
     after(async () => {
       await browser?.close();

@@ -5,69 +5,35 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { connect, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
-import { setup } from '../../src/app/installation.js';
-import { importSchedules } from '../../src/app/schedules.js';
 import { getSchedule } from '../../src/app/admin-schedules.js';
 import { loadSettings } from '../../src/db/repos/installation.repository.js';
-import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK } from '../support/installation.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
-
-const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
-
-type Browser = Awaited<ReturnType<typeof launchBrowser>>;
+import { describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, servedInstallation, type ServedInstallation } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, signedInPage, type LaunchedBrowser } from '../support/chromium.js';
 
 describeEachDatabase('admin reminders and contact details in chromium', (dialect) => {
   describe('fields', { skip: BROWSER_SKIP }, () => {
-    let server: RunningServer;
-    let database: TestDatabase;
-    let db: Db;
-    let browser: Browser;
+    let site: ServedInstallation;
+    let browser: LaunchedBrowser;
     let page: Page;
     let base: string;
     let scheduleId: number;
 
     before(async () => {
-      database = await freshDatabase(dialect);
-      db = connect(database.url);
-      await migrate(db);
-      await setup(
-        db,
-        {
-          timezone: 'Europe/Berlin',
-          adminEmail: OWNER.email,
-          adminPassword: OWNER.password,
-          name: 'Reminder practice',
-          notifyEmail: 'desk@example.com',
-        },
-        Date.now(),
-      );
       const schedule = {
         name: 'Dr. Remind',
         weekly_hours: ALL_WEEK([['09:00', '17:00']]),
         reasons: [{ name: 'Check-up', duration_minutes: 30 }],
       };
-      scheduleId = (await importSchedules(db, { schedules: [schedule] }, Date.now())).schedules[0]!.id;
-      server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
-      base = server.url;
+      site = await servedInstallation(dialect, { setup: { name: 'Reminder practice' }, schedules: [schedule] });
+      base = site.base;
+      scheduleId = site.schedules[0]!.id;
       browser = await launchBrowser();
-      page = await browser.context.newPage();
-      page.setDefaultTimeout(10_000);
-      await page.goto(`${base}/admin/signin`);
-      await page.getByLabel('E-mail').fill(OWNER.email);
-      await page.getByLabel('Password').fill(OWNER.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/(bookings|schedules)/);
+      page = await signedInPage(browser, base);
     });
     after(async () => {
       await browser?.close();
-      await server?.stop();
-      await db?.close();
-      await database?.drop();
+      await site?.close();
     });
 
     test('General settings: phone, address and website are saved; a wrong website is named beside its field', async () => {
@@ -79,7 +45,7 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
       await page.waitForURL(/saved=general/);
       assert.equal(await page.getByLabel('Phone').inputValue(), '+49 30 1234567');
       assert.equal(await page.getByLabel('Address').inputValue(), 'Hauptstraße 1, 10115 Berlin');
-      const saved = await loadSettings(db.kysely);
+      const saved = await loadSettings(site.db.kysely);
       assert.deepEqual(
         [saved.phone, saved.address, saved.website],
         ['+49 30 1234567', 'Hauptstraße 1, 10115 Berlin', 'https://practice.example'],
@@ -93,7 +59,7 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
       assert.equal(await error.textContent(), 'Must start with https:// or http://');
       assert.equal(await page.getByLabel('Website').getAttribute('aria-describedby'), 'website-error');
       assert.equal(await page.getByLabel('Phone').inputValue(), '+49 30 7654321', 'what was typed is kept');
-      assert.equal((await loadSettings(db.kysely)).phone, '+49 30 1234567', 'nothing saved');
+      assert.equal((await loadSettings(site.db.kysely)).phone, '+49 30 1234567', 'nothing saved');
     });
 
     test('schedule page: reminders typed as "24 hours, 2 hours" are saved and shown back; a wrong one is refused in words', async () => {
@@ -104,7 +70,7 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
       await page.getByRole('button', { name: 'Save schedule' }).click();
       await page.waitForURL(/saved/);
       assert.equal(await page.getByLabel('Reminders before the appointment').inputValue(), '24 hours, 2 hours');
-      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [1440, 120]);
+      assert.deepEqual((await getSchedule(site.db, scheduleId)).reminderMinutesBefore, [1440, 120]);
 
       await page.getByLabel('Reminders before the appointment').fill('1 day, 2 fortnights');
       await page.getByRole('button', { name: 'Save schedule' }).click();
@@ -113,12 +79,12 @@ describeEachDatabase('admin reminders and contact details in chromium', (dialect
         '"2 fortnights" is not a time before the appointment: write e.g. 24 hours, 2 hours or 30 minutes.',
       );
       assert.match((await page.locator('main').textContent()) ?? '', /Reminders before the appointment/, 'named in the summary');
-      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [1440, 120], 'nothing changed');
+      assert.deepEqual((await getSchedule(site.db, scheduleId)).reminderMinutesBefore, [1440, 120], 'nothing changed');
 
       await page.getByLabel('Reminders before the appointment').fill('');
       await page.getByRole('button', { name: 'Save schedule' }).click();
       await page.waitForURL(/saved/);
-      assert.deepEqual((await getSchedule(db, scheduleId)).reminderMinutesBefore, [], 'empty: none');
+      assert.deepEqual((await getSchedule(site.db, scheduleId)).reminderMinutesBefore, [], 'empty: none');
     });
   });
 });

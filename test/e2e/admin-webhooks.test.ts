@@ -5,77 +5,39 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { connect } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
-import { generateToken, setApiEnabled, setup } from '../../src/app/installation.js';
-import { importSchedules } from '../../src/app/schedules.js';
-import { freshSqlite, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK, localDateFromToday } from '../support/installation.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+import { ALL_WEEK, localDateFromToday, servedInstallation, type ServedInstallation } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, newPage, signIn, type LaunchedBrowser } from '../support/chromium.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { until } from '../integration/mail-support.js';
 
 const localDate = (days: number) => localDateFromToday(days);
 
 describe('admin webhooks in chromium', { skip: BROWSER_SKIP }, () => {
-  let server: RunningServer;
-  let database: TestDatabase;
+  let site: ServedInstallation;
   let receiver: WebhookReceiver;
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let browser: LaunchedBrowser;
   let page: Page;
-  let token: string;
-  let scheduleId: number;
-  let reasonId: number;
 
   before(async () => {
-    database = freshSqlite();
-    const db = connect(database.url);
-    await migrate(db);
-    await setup(db, { timezone: 'Europe/Berlin', adminEmail: 'owner@example.com', adminPassword: 'a long secret phrase' }, Date.now());
-    const [schedule] = (
-      await importSchedules(
-        db,
-        {
-          schedules: [
-            {
-              name: 'Desk',
-              capacity: 100,
-              weekly_hours: ALL_WEEK([['08:00', '18:00']]),
-              reasons: [{ name: 'Talk', duration_minutes: 30 }],
-            },
-          ],
-        },
-        Date.now(),
-      )
-    ).schedules;
-    scheduleId = schedule!.id;
-    reasonId = schedule!.reasons[0]!.id;
-    await setApiEnabled(db, true);
-    token = await generateToken(db);
-    await db.close();
+    const schedule = {
+      name: 'Desk',
+      capacity: 100,
+      weekly_hours: ALL_WEEK([['08:00', '18:00']]),
+      reasons: [{ name: 'Talk', duration_minutes: 30 }],
+    };
+    // no name and no notification address: setup's own defaults
+    site = await servedInstallation('sqlite', { setup: { name: undefined, notifyEmail: undefined }, schedules: [schedule], api: true });
     receiver = await WebhookReceiver.start();
-    server = await startServer(loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' }));
     browser = await launchBrowser();
-    page = await browser.context.newPage();
-    page.setDefaultTimeout(10_000);
+    page = await newPage(browser);
   });
   after(async () => {
     await browser?.close();
-    await server?.stop();
+    await site?.close();
     await receiver?.down();
-    await database?.drop();
   });
 
-  const book = async (slot: string) => {
-    const res = await fetch(`${server.url}/api/bookings`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ schedule: scheduleId, reason: reasonId, slot, submission: { email: 'grace@example.com' } }),
-    });
-    assert.equal(res.status, 201, await res.text());
-  };
+  const book = (slot: string) => site.book(slot, { email: 'grace@example.com' });
   /** reloads the endpoint page until the newest delivery's row matches */
   const newestDelivery = async (expected: RegExp) => {
     let text = '';
@@ -88,12 +50,9 @@ describe('admin webhooks in chromium', { skip: BROWSER_SKIP }, () => {
   };
 
   test('add (secret once), deliveries, a failure, resend, remove with confirmation', async () => {
-    const base = server.url;
-    await page.goto(`${base}/admin`);
-    await page.getByLabel('E-mail').fill('owner@example.com');
-    await page.getByLabel('Password').fill('a long secret phrase');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/admin\/bookings/);
+    const base = site.base;
+    // /admin leads to the sign-in page, and signing in to the bookings
+    await signIn(page, base, { from: '/admin', landing: /\/admin\/bookings/ });
 
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.waitForURL(/\/admin\/webhooks\?form=[A-Za-z0-9_-]+$/);

@@ -12,7 +12,7 @@ import { ALL_WEEK, localDateFromToday, testInstallation, type TestInstallation }
 import { buildApp } from '../../src/http/build-app.js';
 import { manageToken } from '../../src/app/manage-link.js';
 import { findBookingDetails } from '../../src/db/repos/booking.repository.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+import { BROWSER_SKIP, launchBrowser, type LaunchedBrowser } from '../support/chromium.js';
 
 const SCHEDULE = {
   name: 'Dr. Phone',
@@ -27,14 +27,12 @@ const SCHEDULE = {
   },
 };
 
-type Browser = Awaited<ReturnType<typeof launchBrowser>>;
-
 describeEachDatabase('manage page in chromium on a phone', (dialect) => {
   describe('walk', { skip: BROWSER_SKIP }, () => {
     let inst: TestInstallation;
     let app: FastifyInstance;
     let base: string;
-    let browser: Browser;
+    let browser: LaunchedBrowser;
     let page: Page;
 
     before(async () => {

@@ -2,9 +2,10 @@
 // CSRF, throttling, schedule validation, deleting a schedule with bookings, escaping, the API switch.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { describeEachDatabase, migratedDatabase } from '../support/databases.js';
-import { ALL_WEEK, testClock, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ADMIN, AdminBrowser } from '../support/admin-browser.js';
+import { deskSchedule, testClock, testInstallation, type TestInstallation } from '../support/installation.js';
 import { loadSchedules } from '../../src/db/repos/schedule.repository.js';
 import { connect, type Db } from '../../src/db/connect.js';
 import { buildApp } from '../../src/http/build-app.js';
@@ -13,57 +14,6 @@ import { loadConfig } from '../../src/config.js';
 
 // Monday 2026-06-01 08:00 in Berlin (06:00Z)
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
-
-/** A browser stand-in: keeps cookies, reads the CSRF field of the last page. */
-class Browser {
-  cookies = new Map<string, string>();
-  /** any app: a test installation's, or one of several built on one database (instances) */
-  constructor(private readonly inst: { app: FastifyInstance }) {}
-
-  private remember(res: LightMyRequestResponse) {
-    for (const c of res.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]) {
-      if (c.value === '' || c.maxAge === 0 || (c.expires && c.expires.getTime() < Date.now())) this.cookies.delete(c.name);
-      else this.cookies.set(c.name, c.value);
-    }
-    return res;
-  }
-
-  get cookieHeader() {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-
-  /** follows the redirect that gives a page with a creating form its one-time token (form=) */
-  async get(url: string): Promise<LightMyRequestResponse> {
-    const res = this.remember(await this.inst.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader } }));
-    const location = String(res.headers.location ?? '');
-    return res.statusCode === 303 && /[?&]form=/.test(location) ? this.get(location) : res;
-  }
-
-  async post(url: string, form: Record<string, string>, { csrfFrom }: { csrfFrom?: string | null } = {}) {
-    const fields = { ...form };
-    if (csrfFrom !== null) {
-      const pageHtml = (await this.get(csrfFrom ?? url)).body;
-      const token = /name="_csrf" value="([^"]+)"/.exec(pageHtml)?.[1];
-      if (token && fields._csrf === undefined) fields._csrf = token;
-      // the one-time token of a creating form (the page has at most one)
-      const once = /name="_once" value="([^"]+)"/.exec(pageHtml)?.[1];
-      if (once && fields._once === undefined) fields._once = once;
-    }
-    return this.remember(
-      await this.inst.app.inject({
-        method: 'POST',
-        url,
-        payload: new URLSearchParams(fields).toString(),
-        headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
-      }),
-    );
-  }
-
-  async signIn(password = ADMIN.password) {
-    return this.post('/admin/signin', { email: ADMIN.email, password });
-  }
-}
 
 describeEachDatabase('admin area: setup', (dialect) => {
   let inst: TestInstallation;
@@ -73,7 +23,7 @@ describeEachDatabase('admin area: setup', (dialect) => {
   after(() => inst.close());
 
   test('a fresh installation shows the setup page; errors stay beside the field with what was typed; setup signs in', async () => {
-    const browser = new Browser(inst);
+    const browser = new AdminBrowser(inst);
     const start = await browser.get('/admin');
     assert.equal(start.statusCode, 303);
     assert.equal(start.headers.location, '/admin/setup');
@@ -122,11 +72,11 @@ describeEachDatabase('admin area: setup', (dialect) => {
   test('setup without the form token is refused and changes nothing', async () => {
     const fresh = await testInstallation(dialect, { now: NOW, configured: false });
     try {
-      const browser = new Browser(fresh);
+      const browser = new AdminBrowser(fresh);
       const res = await browser.post(
         '/admin/setup',
         { timezone: 'Europe/Berlin', admin_email: 'x@example.com', admin_password: 'long enough pw' },
-        { csrfFrom: null },
+        null,
       );
       assert.equal(res.statusCode, 403);
       assert.equal((await fresh.api({ method: 'GET', url: '/api/schedules', token: null })).json().error, 'Not configured');
@@ -140,53 +90,42 @@ describeEachDatabase('admin area: signed in', (dialect) => {
   let inst: TestInstallation;
   let scheduleId: number;
   before(async () => {
-    inst = await testInstallation(dialect, {
-      now: NOW,
-      schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 7,
-          weekly_hours: ALL_WEEK([['09:00', '12:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 60 }],
-        },
-      ],
-    });
+    inst = await testInstallation(dialect, { now: NOW, schedules: [deskSchedule({ reasons: [{ name: 'Talk', duration_minutes: 60 }] })] });
     scheduleId = inst.schedules[0]!.id;
   });
   after(() => inst.close());
 
   test('pages need a session; a forged cookie is not one', async () => {
-    const anon = new Browser(inst);
+    const anon = new AdminBrowser(inst);
     assert.equal((await anon.get('/admin/schedules')).headers.location, '/admin/signin');
     anon.cookies.set('admin_session', '1.99999999999999.abc.def.ghi');
     assert.equal((await anon.get('/admin/schedules')).headers.location, '/admin/signin');
   });
 
   test("a state-changing form without the session's CSRF token is refused and changes nothing", async () => {
-    const browser = new Browser(inst);
+    const browser = new AdminBrowser(inst);
     assert.equal((await browser.signIn()).statusCode, 303);
-    const missing = await browser.post('/admin/settings/api', { enabled: 'off' }, { csrfFrom: null });
+    const missing = await browser.post('/admin/settings/api', { enabled: 'off' }, null);
     assert.equal(missing.statusCode, 403);
-    const wrong = await browser.post('/admin/settings/api', { enabled: 'off', _csrf: 'A'.repeat(43) }, { csrfFrom: null });
+    const wrong = await browser.post('/admin/settings/api', { enabled: 'off', _csrf: 'A'.repeat(43) }, null);
     assert.equal(wrong.statusCode, 403);
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).statusCode, 200, 'the API is still on');
     // another session's token does not fit this session
-    const other = new Browser(inst);
+    const other = new AdminBrowser(inst);
     await other.signIn();
     const otherToken = /name="_csrf" value="([^"]+)"/.exec((await other.get('/admin/settings')).body)![1]!;
-    assert.equal((await browser.post('/admin/settings/api', { enabled: 'off', _csrf: otherToken }, { csrfFrom: null })).statusCode, 403);
+    assert.equal((await browser.post('/admin/settings/api', { enabled: 'off', _csrf: otherToken }, null)).statusCode, 403);
     // with the right token it works, on the very next API request
-    assert.equal((await browser.post('/admin/settings/api', { enabled: 'off' }, { csrfFrom: '/admin/settings' })).statusCode, 303);
+    assert.equal((await browser.post('/admin/settings/api', { enabled: 'off' }, '/admin/settings')).statusCode, 303);
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).json().error, 'API disabled');
-    assert.equal((await browser.post('/admin/settings/api', { enabled: 'on' }, { csrfFrom: '/admin/settings' })).statusCode, 303);
+    assert.equal((await browser.post('/admin/settings/api', { enabled: 'on' }, '/admin/settings')).statusCode, 303);
     assert.equal((await inst.api({ method: 'GET', url: '/api/schedules' })).statusCode, 200);
   });
 
   test('a generated token is shown once and works at once; the old one stops', async () => {
-    const browser = new Browser(inst);
+    const browser = new AdminBrowser(inst);
     await browser.signIn();
-    const generated = await browser.post('/admin/settings/token', {}, { csrfFrom: '/admin/settings/token' });
+    const generated = await browser.post('/admin/settings/token', {}, '/admin/settings/token');
     assert.equal(generated.statusCode, 303);
     assert.equal(generated.headers.location, '/admin/settings/token/new');
     // while it waits to be shown, the database holds it only sealed (decisions §2: only the token's hash is kept)
@@ -210,7 +149,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
   });
 
   test('schedule validation errors appear beside their field, keep what was typed, and store nothing', async () => {
-    const browser = new Browser(inst);
+    const browser = new AdminBrowser(inst);
     await browser.signIn();
     const before = (await loadSchedules(inst.db.kysely)).length;
     const form = {
@@ -230,7 +169,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
       'weekly_hours.sun': '',
       exceptions: '',
     };
-    const res = await browser.post('/admin/schedules', form, { csrfFrom: '/admin/schedules/new' });
+    const res = await browser.post('/admin/schedules', form, '/admin/schedules/new');
     assert.equal(res.statusCode, 400);
     assert.match(res.body, /id="weekly_hours\.mon"[^>]*value="12:00-09:00"[^>]*aria-invalid="true"/);
     assert.match(res.body, /<p class="error" id="weekly_hours\.mon-error">[^<]*end 09:00 is not after start 12:00/i);
@@ -238,14 +177,14 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     const capacity = await browser.post(
       '/admin/schedules',
       { ...form, 'weekly_hours.mon': '09:00-12:00, 13:00-17:00', capacity: '0' },
-      { csrfFrom: '/admin/schedules/new' },
+      '/admin/schedules/new',
     );
     assert.equal(capacity.statusCode, 400);
     assert.match(capacity.body, /<p class="error" id="capacity-error">Enter a whole number from 1 to /);
     const exception = await browser.post(
       '/admin/schedules',
       { ...form, 'weekly_hours.mon': '09:00-12:00', exceptions: '2026-02-30 closed' },
-      { csrfFrom: '/admin/schedules/new' },
+      '/admin/schedules/new',
     );
     assert.match(exception.body, /<p class="error" id="exceptions-error">[^<]*is not a date/);
     assert.equal((await loadSchedules(inst.db.kysely)).length, before);
@@ -253,7 +192,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     const created = await browser.post(
       '/admin/schedules',
       { ...form, 'weekly_hours.mon': '09:00-12:00, 13:00-17:00', exceptions: '2026-06-08 closed\n2026-06-09 10:00-11:00' },
-      { csrfFrom: '/admin/schedules/new' },
+      '/admin/schedules/new',
     );
     assert.equal(created.statusCode, 303);
     const stored = (await loadSchedules(inst.db.kysely)).find((s) => s.name === 'Room <7>')!;
@@ -270,7 +209,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
   });
 
   test('retiring a schedule is refused with the reason while it has upcoming bookings; customer text is escaped', async () => {
-    const browser = new Browser(inst);
+    const browser = new AdminBrowser(inst);
     await browser.signIn();
     const reasonId = inst.schedules[0]!.reasons[0]!.id;
     const booked = await inst.api({
@@ -290,30 +229,27 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     assert.match(list.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
     assert.doesNotMatch(list.body, /<script>alert/);
 
-    const refused = await browser.post(`/admin/schedules/${scheduleId}/retire`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` });
+    const refused = await browser.post(`/admin/schedules/${scheduleId}/retire`, {}, `/admin/schedules/${scheduleId}`);
     assert.equal(refused.statusCode, 409);
     assert.match(refused.body, /still has 1 upcoming booking/);
     assert.equal((await inst.api({ method: 'GET', url: `/api/reasons?schedule=${scheduleId}` })).statusCode, 200);
 
-    const cancelled = await browser.post(`/admin/bookings/${detailsId}/cancel`, {}, { csrfFrom: `/admin/bookings/${detailsId}` });
+    const cancelled = await browser.post(`/admin/bookings/${detailsId}/cancel`, {}, `/admin/bookings/${detailsId}`);
     assert.equal(cancelled.statusCode, 303);
     const slots = await inst.api({ method: 'GET', url: `/api/slots?schedule=${scheduleId}&reason=${reasonId}&day=2026-06-02` });
     assert.ok((slots.json().data as string[]).includes('2026-06-02 09:00:00'), 'the time is free again');
 
-    const retired = await browser.post(`/admin/schedules/${scheduleId}/retire`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` });
+    const retired = await browser.post(`/admin/schedules/${scheduleId}/retire`, {}, `/admin/schedules/${scheduleId}`);
     assert.equal(retired.statusCode, 303);
     assert.equal((await inst.api({ method: 'GET', url: `/api/reasons?schedule=${scheduleId}` })).statusCode, 404);
     // the cancelled booking is kept, under the retired schedule
     assert.match((await browser.get(`/admin/bookings/${detailsId}`)).body, /cancelled/);
-    assert.equal(
-      (await browser.post(`/admin/schedules/${scheduleId}/restore`, {}, { csrfFrom: `/admin/schedules/${scheduleId}` })).statusCode,
-      303,
-    );
+    assert.equal((await browser.post(`/admin/schedules/${scheduleId}/restore`, {}, `/admin/schedules/${scheduleId}`)).statusCode, 303);
     assert.equal((await inst.api({ method: 'GET', url: `/api/reasons?schedule=${scheduleId}` })).statusCode, 200);
   });
 
   test('the form editor checks fields with the import rules; reasons; booking by hand; customer search', async () => {
-    const browser = new Browser(inst);
+    const browser = new AdminBrowser(inst);
     await browser.signIn();
     const schedule = (await loadSchedules(inst.db.kysely)).find((s) => s.name === 'Room <7>')!;
     const editUrl = `/admin/schedules/${schedule.id}`;
@@ -328,7 +264,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     const bad = await browser.post(
       `${editUrl}/form`,
       { rows: '2', ...row(0, 'email', { input_type: 'email', required: 'on' }), ...row(1, 'size', { form_type: 'select' }) },
-      { csrfFrom: editUrl },
+      editUrl,
     );
     assert.equal(bad.statusCode, 400);
     assert.match(bad.body, /<p class="error" id="f1_options-error">A list needs its options/);
@@ -341,7 +277,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
         ...row(1, 'size', { form_type: 'select', options: 'S\nM\nL', position: '1' }),
         ...row(2, 'last_name', { remove: 'on' }),
       },
-      { csrfFrom: editUrl },
+      editUrl,
     );
     assert.equal(saved.statusCode, 303);
     const form = (await loadSchedules(inst.db.kysely)).find((s) => s.id === schedule.id)!.form;
@@ -353,17 +289,12 @@ describeEachDatabase('admin area: signed in', (dialect) => {
       ],
     );
 
-    const badReason = await browser.post(
-      `${editUrl}/reasons`,
-      { new_reason_name: 'Check-up', new_reason_duration_minutes: '0' },
-      { csrfFrom: editUrl },
-    );
+    const badReason = await browser.post(`${editUrl}/reasons`, { new_reason_name: 'Check-up', new_reason_duration_minutes: '0' }, editUrl);
     assert.equal(badReason.statusCode, 400);
     assert.match(badReason.body, /<p class="error" id="new_reason_duration_minutes-error">Enter a whole number from 1 to /);
     assert.match(badReason.body, /value="Check-up"/);
     assert.equal(
-      (await browser.post(`${editUrl}/reasons`, { new_reason_name: 'Check-up', new_reason_duration_minutes: '30' }, { csrfFrom: editUrl }))
-        .statusCode,
+      (await browser.post(`${editUrl}/reasons`, { new_reason_name: 'Check-up', new_reason_duration_minutes: '30' }, editUrl)).statusCode,
       303,
     );
     const reasonId = (await loadSchedules(inst.db.kysely)).find((s) => s.id === schedule.id)!.reasons[0]!.id;
@@ -375,7 +306,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     const invalid = await browser.post(
       bookUrl,
       { reason: String(reasonId), day: '2026-06-02', time: '09:00:00', 'answer.size': 'M', 'answer.email': 'not an address' },
-      { csrfFrom: bookUrl },
+      bookUrl,
     );
     assert.equal(invalid.statusCode, 400);
     assert.match(invalid.body, /<p class="error" id="answer\.email-error">Must be an e-mail address/);
@@ -388,7 +319,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
         'answer.size': 'M',
         'answer.email': 'Phone.Caller@Example.com',
       },
-      { csrfFrom: bookUrl },
+      bookUrl,
     );
     assert.equal(made.statusCode, 303);
     const details = await browser.get(String(made.headers.location));
@@ -398,7 +329,7 @@ describeEachDatabase('admin area: signed in', (dialect) => {
     const taken = await browser.post(
       bookUrl,
       { reason: String(reasonId), day: '2026-06-02', time: '09:00:00', 'answer.size': 'S', 'answer.email': 'x@example.com' },
-      { csrfFrom: bookUrl },
+      bookUrl,
     );
     assert.equal(taken.statusCode, 409);
     assert.match(taken.body, /09:00 on 2026-06-02 is not a free time for Check-up/);
@@ -409,8 +340,8 @@ describeEachDatabase('admin area: signed in', (dialect) => {
   });
 
   test('repeated failed sign-ins are throttled, even with the right password afterwards', async () => {
-    const browser = new Browser(inst);
-    for (let i = 0; i < 5; i++) assert.equal((await browser.signIn('wrong password')).statusCode, 401);
+    const browser = new AdminBrowser(inst);
+    for (let i = 0; i < 5; i++) assert.equal((await browser.signIn(ADMIN.email, 'wrong password')).statusCode, 401);
     const throttled = await browser.signIn();
     assert.equal(throttled.statusCode, 429);
     assert.match(throttled.body, /Too many failed sign-ins/);
@@ -446,10 +377,10 @@ describeEachDatabase('admin area: sign-in throttle shared by instances', (dialec
   const failureRows = () => db.kysely.selectFrom('sign_in_failures').selectAll().execute();
 
   test('failures through one instance throttle sign-in through the other; no e-mail or password is stored; old rows go', async () => {
-    const a = new Browser({ app: first });
-    const b = new Browser({ app: second });
-    for (let i = 0; i < 3; i++) assert.equal((await a.signIn('wrong password')).statusCode, 401);
-    for (let i = 0; i < 2; i++) assert.equal((await b.signIn('wrong password')).statusCode, 401);
+    const a = new AdminBrowser({ app: first });
+    const b = new AdminBrowser({ app: second });
+    for (let i = 0; i < 3; i++) assert.equal((await a.signIn(ADMIN.email, 'wrong password')).statusCode, 401);
+    for (let i = 0; i < 2; i++) assert.equal((await b.signIn(ADMIN.email, 'wrong password')).statusCode, 401);
     const throttled = await b.signIn();
     assert.equal(throttled.statusCode, 429, 'the fifth failure was the first one this instance saw');
     assert.match(throttled.body, /Too many failed sign-ins\. Try again in 15 minutes/);
@@ -472,15 +403,13 @@ describeEachDatabase('admin area: sign-in throttle shared by instances', (dialec
 
   test('a burst of wrong passwords sent in parallel to both instances gets no more than five past the check', async () => {
     clock.now = NOW + 60 * 60_000;
-    const browsers = Array.from({ length: 12 }, (_, i) => new Browser({ app: i % 2 ? first : second }));
+    const browsers = Array.from({ length: 12 }, (_, i) => new AdminBrowser({ app: i % 2 ? first : second }));
     // each browser fetches its form first, so that the twelve posts then run at the same time
     const tokens = await Promise.all(
       browsers.map(async (br) => /name="_csrf" value="([^"]+)"/.exec((await br.get('/admin/signin')).body)![1]!),
     );
     const answers = await Promise.all(
-      browsers.map((br, i) =>
-        br.post('/admin/signin', { email: ADMIN.email, password: `wrong ${i}`, _csrf: tokens[i]! }, { csrfFrom: null }),
-      ),
+      browsers.map((br, i) => br.post('/admin/signin', { email: ADMIN.email, password: `wrong ${i}`, _csrf: tokens[i]! }, null)),
     );
     const codes = answers.map((r) => r.statusCode);
     assert.ok(
@@ -491,8 +420,8 @@ describeEachDatabase('admin area: sign-in throttle shared by instances', (dialec
     // attempts in flight count for each other, so a burst may even be refused whole; never more than five checked
     assert.ok(wrong <= 5, `${wrong} attempts had their password checked`);
     // one at a time, the rest of the five; in all, exactly five wrong passwords were checked
-    const late = new Browser({ app: first });
-    for (let i = wrong; i < 5; i++) assert.equal((await late.signIn('wrong again')).statusCode, 401);
+    const late = new AdminBrowser({ app: first });
+    for (let i = wrong; i < 5; i++) assert.equal((await late.signIn(ADMIN.email, 'wrong again')).statusCode, 401);
     assert.equal((await late.signIn()).statusCode, 429);
     clock.now = NOW;
   });

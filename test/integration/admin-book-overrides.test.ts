@@ -4,8 +4,8 @@
 // customer is optional; an existing customer fills the form.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { countRows, describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, CONTACT_FORM, deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 import { AdminBrowser } from '../support/admin-browser.js';
 
 // Monday 2026-06-01 08:00 in Berlin (06:00Z)
@@ -22,40 +22,23 @@ describeEachDatabase('admin area: book by hand with staff overrides', (dialect) 
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
+        deskSchedule({
           min_notice_minutes: 120,
           horizon_days: 30,
           capacity: 1,
           weekly_hours: ALL_WEEK([['09:00', '17:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
-          form: {
-            first_name: { label: 'First name', input_type: 'text', required: true },
-            last_name: { label: 'Last name', input_type: 'text', required: false },
-            email: { label: 'E-mail', input_type: 'email', required: false },
-            phone: { label: 'Phone', input_type: 'tel', required: false },
-          },
-        },
+          form: CONTACT_FORM,
+        }),
       ],
     });
     scheduleId = inst.schedules[0]!.id;
     reasonId = inst.schedules[0]!.reasons[0]!.id;
     url = `/admin/schedules/${scheduleId}/book`;
-    browser = new AdminBrowser(inst);
-    assert.equal((await browser.signIn('admin@example.com', 'correct horse battery')).statusCode, 303);
+    browser = await AdminBrowser.signedIn(inst);
   });
   after(() => inst.close());
 
-  const count = async () =>
-    Number(
-      (
-        await inst.db.kysely
-          .selectFrom('bookings')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const count = () => countRows(inst.db, 'bookings');
   const version = async () =>
     Number(
       (await inst.db.kysely.selectFrom('schedules').select('bookings_version').where('id', '=', scheduleId).executeTakeFirstOrThrow())

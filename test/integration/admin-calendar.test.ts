@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ALL_WEEK, deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 
 // Tuesday 2026-03-24 09:00 in Berlin (UTC+1)
 const NOW = Date.UTC(2026, 2, 24, 8, 0);
@@ -29,15 +29,7 @@ describeEachDatabase('admin calendar', (dialect) => {
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 400,
-          capacity: 2,
-          weekly_hours: ALL_WEEK([['01:00', '12:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
-          form: FORM,
-        },
+        deskSchedule({ horizon_days: 400, capacity: 2, weekly_hours: ALL_WEEK([['01:00', '12:00']]), form: FORM }),
         {
           name: 'Lab',
           slot_interval_minutes: 60,

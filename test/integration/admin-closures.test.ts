@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { describeEachDatabase } from '../support/databases.js';
+import { countRows, describeEachDatabase } from '../support/databases.js';
 import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
 import { signedInAdmin, type AdminClient } from '../support/admin-http.js';
 
@@ -35,15 +35,7 @@ describeEachDatabase('admin: practice-wide closures', (dialect) => {
     assert.equal(res.status, 200);
     return ((await res.json()) as { data: string[] }).data;
   };
-  const closureCount = async () =>
-    Number(
-      (
-        await inst.db.kysely
-          .selectFrom('closures')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const closureCount = () => countRows(inst.db, 'closures');
 
   before(async () => {
     inst = await testInstallation(dialect, { now: NOW, schedules: [schedule('North'), schedule('South')] });

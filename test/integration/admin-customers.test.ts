@@ -3,8 +3,8 @@
 // the GDPR export's contents, and erasure leaving none of the customer's personal data in any table.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { countRows, describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, CONTACT_FORM, deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 import { AdminBrowser } from '../support/admin-browser.js';
 import { addWebhookEndpoint } from '../../src/app/webhooks.js';
 
@@ -22,26 +22,19 @@ describeEachDatabase('admin area: booking answers and customers', (dialect) => {
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
+        deskSchedule({
           horizon_days: 30,
           weekly_hours: ALL_WEEK([['09:00', '17:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
           form: {
-            first_name: { label: 'First name', input_type: 'text', required: true },
-            last_name: { label: 'Last name', input_type: 'text', required: false },
-            email: { label: 'E-mail', input_type: 'email', required: false },
-            phone: { label: 'Phone', input_type: 'tel', required: false },
+            ...CONTACT_FORM,
             insurance: { label: 'Insurance', form_type: 'select', input_type: 'text', options: ['public', 'private'], required: false },
           },
-        },
+        }),
       ],
     });
     scheduleId = inst.schedules[0]!.id;
     reasonId = inst.schedules[0]!.reasons[0]!.id;
-    browser = new AdminBrowser(inst);
-    assert.equal((await browser.signIn('admin@example.com', 'correct horse battery')).statusCode, 303);
+    browser = await AdminBrowser.signedIn(inst);
   });
   after(() => inst.close());
 
@@ -256,16 +249,7 @@ describeEachDatabase('admin area: booking answers and customers', (dialect) => {
     }
     assert.deepEqual(found, []);
     assert.ok(tables.some((t) => t.name === 'webhook_deliveries'));
-    assert.ok(
-      Number(
-        (
-          await inst.db.kysely
-            .selectFrom('webhook_deliveries')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      ) > 0,
-    );
+    assert.ok((await countRows(inst.db, 'webhook_deliveries')) > 0);
 
     // the bookings stay, for the statistics
     const kept = await inst.db.kysely

@@ -131,13 +131,16 @@ describeEachDatabase('HTTP headers and errors of the API', (dialect) => {
     assert.equal((await raw(origin, 'DELETE', '/api/nothing', auth)).status, 404);
   });
 
-  test('a broken %-escape in the path answers in the contract shape (GET under /api: 404, else 400)', async () => {
+  test('a broken %-escape in the path answers in the contract shape (under /api, after the gate: 404, else 400)', async () => {
     const get = await raw(origin, 'GET', '/api/sched%zzules', auth);
     assert.equal(get.status, 404);
     assert.deepEqual(JSON.parse(get.body.toString()), { error: 'Not Found' });
     const post = await raw(origin, 'POST', '/api/book%zzings', { ...auth, 'content-type': 'application/json' }, '{}');
-    assert.equal(post.status, 400);
-    assert.deepEqual(JSON.parse(post.body.toString()), { error: 'Bad Request' });
+    assert.equal(post.status, 404);
+    assert.deepEqual(JSON.parse(post.body.toString()), { error: 'Not Found' });
+    const outside = await raw(origin, 'POST', '/admin/sign%zzin', { 'content-type': 'application/json' }, '{}');
+    assert.equal(outside.status, 400);
+    assert.deepEqual(JSON.parse(outside.body.toString()), { error: 'Bad Request' });
   });
 
   test('broken JSON answers 400 {"error"} and the kept-alive connection answers the next request', async () => {

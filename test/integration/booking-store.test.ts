@@ -88,9 +88,11 @@ describeEachDatabase('bookings checked outside the lock', (dialect) => {
         createdAt: NOW,
       },
       messages: [{ kind: 'booking_confirmation', recipient: email }],
+      audit: { at: NOW, actorKind: 'api', actorAdminId: null, actorLabel: '', action: 'booking.created', summary: `Talk, ${email}` },
     };
   };
-  const seenAround = (start: number) => bookingsSeen(inst.db.kysely, inst.schedules[0]!.id, start - DAY, start + DAY);
+  const seenAround = (start: number) =>
+    bookingsSeen(inst.db.kysely, inst.schedules[0]!.id, inst.schedules[0]!.reasons[0]!.id, start - DAY, start + DAY);
 
   /** A booking at `start` in a transaction that stays open (holding the schedule's lock) until `commit` is called. */
   const bookingHoldingTheLock = async (start: number, email: string) => {
@@ -158,5 +160,41 @@ describeEachDatabase('bookings checked outside the lock', (dialect) => {
       rows.map((r) => r.kind),
       ['booking_confirmation'],
     );
+    // the audit event in the same statement
+    const audit = await sql<{ action: string; actor_kind: string; summary: string }>`select action, actor_kind, summary from audit_events
+      where booking_id = ${stored.bookingId}`.execute(inst.db.kysely);
+    assert.deepEqual(audit.rows, [{ action: 'booking.created', actor_kind: 'api', summary: 'Talk, after@example.com' }]);
   });
+
+  // last: the reason stays retired
+  test(
+    'a retirement of the reason holding the lock while the statement waits: nothing is stored, and the read after tells why',
+    postgresOnly,
+    async () => {
+      const start = nineOn(5);
+      const seen = await seenAround(start);
+      assert.equal(seen.reasonInService, true);
+      let commit!: () => void;
+      const committing = new Promise<void>((resolve) => (commit = resolve));
+      let locked!: () => void;
+      const lockHeld = new Promise<void>((resolve) => (locked = resolve));
+      const retirement = inst.db.write(async (trx) => {
+        await bumpBookingsVersion(trx, inst.schedules[0]!.id);
+        await sql`update reasons set retired_at = ${NOW} where id = ${inst.schedules[0]!.reasons[0]!.id}`.execute(trx);
+        locked();
+        await committing;
+      });
+      await lockHeld;
+      const storing = storeBookingIfUnchanged(inst.db.kysely, toStore(start, 'retired@example.com'), seen);
+      await waitingForLock();
+      commit();
+      await retirement;
+      // its own snapshot (from before the retirement's commit) has the reason in service; the function's does not
+      assert.equal(await storing, null);
+      assert.equal((await seenAround(start)).reasonInService, false);
+      const { rows } = await sql`select 1 from customers where email = 'retired@example.com'`.execute(inst.db.kysely);
+      assert.equal(rows.length, 0, 'not even the customer is saved');
+      assert.deepEqual(await book('2026-06-05 09:00:00', 'retired@example.com'), { ok: false, error: 'Reason not found' });
+    },
+  );
 });

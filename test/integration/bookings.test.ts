@@ -1,8 +1,8 @@
 // POST /bookings end to end through the HTTP layer, on SQLite and PostgreSQL.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { countRows, describeEachDatabase } from '../support/databases.js';
+import { ALL_WEEK, deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 import { connect } from '../../src/db/connect.js';
 import { cancelBooking, createBooking } from '../../src/app/bookings.js';
 import { addWebhookEndpoint } from '../../src/app/webhooks.js';
@@ -18,11 +18,7 @@ describeEachDatabase('bookings', (dialect) => {
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 7,
-          weekly_hours: ALL_WEEK([['09:00', '12:00']]),
+        deskSchedule({
           reasons: [
             { name: 'Talk', duration_minutes: 30 },
             { name: 'Long', duration_minutes: 90 },
@@ -33,7 +29,7 @@ describeEachDatabase('bookings', (dialect) => {
             phone: { label: 'Phone', input_type: 'tel', required: false },
             newsletter: { label: 'Newsletter', form_type: 'checkbox', input_type: 'text' },
           },
-        },
+        }),
       ],
     });
     desk = inst.schedules[0]!.id;
@@ -97,15 +93,7 @@ describeEachDatabase('bookings', (dialect) => {
   });
 
   test('a bad booking changes nothing', async () => {
-    const count = async () =>
-      Number(
-        (
-          await inst.db.kysely
-            .selectFrom('bookings')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+    const count = () => countRows(inst.db, 'bookings');
     const before = await count();
     for (const submission of [
       { first_name: 'A', email: 'nope' },
@@ -143,14 +131,10 @@ describeEachDatabase('two cancellations of one booking at once', (dialect) => {
     const inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 7,
+        deskSchedule({
           weekly_hours: ALL_WEEK([['09:00', '18:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
           form: { email: { label: 'E-mail', input_type: 'email', required: true } },
-        },
+        }),
       ],
     });
     // a second connection, as another process or instance would have

@@ -12,7 +12,7 @@ import { BookingApiError, BookingClient, type BookingClientOptions, type ErrorMe
 import { bookFirstFreeTime } from '../../clients/typescript/example.js';
 import { setOperatorSetting } from '../../src/app/installation.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ALL_WEEK, deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 import { TcpRelay } from '../support/tcp-relay.js';
 
 // Monday 2026-06-01 08:00 in Berlin (06:00Z)
@@ -65,15 +65,7 @@ describeEachDatabase('TypeScript client', (dialect) => {
   before(async () => {
     inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 14,
-          weekly_hours: ALL_WEEK([['09:00', '17:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
-        },
-      ],
+      schedules: [deskSchedule({ horizon_days: 14, weekly_hours: ALL_WEEK([['09:00', '17:00']]) })],
     });
     await inst.app.listen({ port: 0, host: '127.0.0.1' });
     port = (inst.app.server.address() as { port: number }).port;

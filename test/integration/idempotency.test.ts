@@ -4,9 +4,8 @@
 // by a dead request is taken over after its lease, and keys expire after 24 hours.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ALL_WEEK, deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 import { readyInstallation, serve, type ServeProcess } from '../support/processes.js';
 import { connect } from '../../src/db/connect.js';
 import {
@@ -33,20 +32,15 @@ describeEachDatabase('Idempotency-Key on POST /bookings', (dialect) => {
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 7,
+        deskSchedule({
           weekly_hours: ALL_WEEK([['09:00', '18:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
           form: { email: { label: 'E-mail', input_type: 'email', required: true } },
-        },
+        }),
       ],
     });
     desk = inst.schedules[0]!.id;
     talk = inst.schedules[0]!.reasons[0]!.id;
-    await inst.app.listen({ host: '127.0.0.1', port: 0 });
-    origin = `http://127.0.0.1:${(inst.app.server.address() as AddressInfo).port}`;
+    origin = await inst.listen();
   });
   after(() => inst.close());
 
@@ -245,16 +239,12 @@ describeEachDatabase('Idempotency-Key: an owner outliving its lease', (dialect) 
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 7,
+        deskSchedule({
           // capacity 2: a second booking of the same time would succeed, so only the key can prevent it
           capacity: 2,
           weekly_hours: ALL_WEEK([['09:00', '18:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
           form: { email: { label: 'E-mail', input_type: 'email', required: true } },
-        },
+        }),
       ],
     });
     const schedule = inst.schedules[0]!;

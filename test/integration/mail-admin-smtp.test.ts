@@ -3,9 +3,9 @@
 // SMTP_URL) delivering through the saved server to real SMTP servers on loopback. SQLite and PostgreSQL.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ADMIN, AdminBrowser } from '../support/admin-browser.js';
+import { deskSchedule, runningFrom, testInstallation, type TestInstallation } from '../support/installation.js';
 import { bumpConfigVersion, configVersion, loadSettings, saveSetting } from '../../src/db/repos/installation.repository.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages } from '../../src/app/outbox.js';
@@ -15,47 +15,9 @@ import { TestSmtpServer, until } from './mail-support.js';
 
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
-const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' };
 
-/** The worker's clock starts at the installation's NOW and runs in real time. */
-const runningFrom = (start: number) => {
-  const real = Date.now();
-  return () => start + (Date.now() - real);
-};
-
-/** A browser stand-in: keeps cookies, takes the CSRF field from the E-mail page. */
-class Browser {
-  cookies = new Map<string, string>();
-  constructor(private readonly inst: { app: FastifyInstance }) {}
-
-  private remember(res: LightMyRequestResponse) {
-    for (const c of res.cookies as { name: string; value: string; maxAge?: number }[]) {
-      if (c.value === '' || c.maxAge === 0) this.cookies.delete(c.name);
-      else this.cookies.set(c.name, c.value);
-    }
-    return res;
-  }
-
-  private get cookieHeader() {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-
-  async get(url: string) {
-    return this.remember(await this.inst.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader } }));
-  }
-
-  async post(url: string, form: Record<string, string>, csrfFrom = url) {
-    const token = /name="_csrf" value="([^"]+)"/.exec((await this.get(csrfFrom)).body)?.[1];
-    return this.remember(
-      await this.inst.app.inject({
-        method: 'POST',
-        url,
-        payload: new URLSearchParams({ ...form, _csrf: token ?? '' }).toString(),
-        headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
-      }),
-    );
-  }
-
+/** The admin browser with the E-mail page's forms, each posted with the page's CSRF field. */
+class Browser extends AdminBrowser {
   saveSmtp(fields: Partial<Record<'host' | 'port' | 'security' | 'user' | 'password', string>>, mailFrom = '', action = 'save') {
     const form: Record<string, string> = { mail_from: mailFrom, action };
     for (const name of ['host', 'port', 'security', 'user', 'password'] as const) form[`smtp_${name}`] = fields[name] ?? '';
@@ -91,18 +53,7 @@ describeEachDatabase('mail: SMTP settings in the admin area', (dialect) => {
   let schedule: number, reason: number;
 
   before(async () => {
-    inst = await testInstallation(dialect, {
-      now: NOW,
-      schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 7,
-          weekly_hours: ALL_WEEK([['09:00', '12:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
-        },
-      ],
-    });
+    inst = await testInstallation(dialect, { now: NOW, schedules: [deskSchedule()] });
     schedule = inst.schedules[0]!.id;
     reason = inst.schedules[0]!.reasons[0]!.id;
     browser = new Browser(inst);

@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { deskSchedule, runningFrom, testInstallation, type TestInstallation } from '../support/installation.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { cancelBooking } from '../../src/app/bookings.js';
 import { listMessages, previewMessage, retryMessage } from '../../src/app/outbox.js';
@@ -12,12 +12,9 @@ import { TestSmtpServer, parseIcs, parseMime, partOf, until, type ReceivedMail }
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin (summer time, UTC+02:00)
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 
-const SCHEDULE = {
+const SCHEDULE = deskSchedule({
   name: 'Dr. Ada',
-  slot_interval_minutes: 30,
-  horizon_days: 7,
   capacity: 5,
-  weekly_hours: ALL_WEEK([['09:00', '12:00']]),
   reasons: [{ name: 'Check-up', duration_minutes: 45 }],
   form: {
     first_name: { label: 'First name', input_type: 'text', required: true },
@@ -26,13 +23,7 @@ const SCHEDULE = {
     notes: { label: 'Notes', form_type: 'textarea', input_type: 'text', required: false },
     consent: { label: 'I agree', form_type: 'checkbox', input_type: 'text', required: false },
   },
-};
-
-/** The worker's clock starts at the installation's NOW and runs in real time, so retries come due. */
-const runningFrom = (start: number) => {
-  const real = Date.now();
-  return () => start + (Date.now() - real);
-};
+});
 
 const headerOf = (mail: ReceivedMail, name: string) => parseMime(mail.raw).headers.get(name.toLowerCase()) ?? '';
 

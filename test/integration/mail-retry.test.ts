@@ -4,17 +4,12 @@
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ALL_WEEK, deskSchedule, runningFrom, testInstallation, type TestInstallation } from '../support/installation.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { listMessages, retryMessage } from '../../src/app/outbox.js';
 import { TestSmtpServer, messageIdOf, messageKey, until } from './mail-support.js';
 
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
-
-const runningFrom = (start: number) => {
-  const real = Date.now();
-  return () => start + (Date.now() - real);
-};
 
 describeEachDatabase('mail retries', (dialect) => {
   let inst: TestInstallation;
@@ -26,16 +21,7 @@ describeEachDatabase('mail retries', (dialect) => {
   before(async () => {
     inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 60,
-          horizon_days: 7,
-          capacity: 20,
-          weekly_hours: ALL_WEEK([['09:00', '17:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 30 }],
-        },
-      ],
+      schedules: [deskSchedule({ slot_interval_minutes: 60, capacity: 20, weekly_hours: ALL_WEEK([['09:00', '17:00']]) })],
     });
     schedule = inst.schedules[0]!.id;
     reason = inst.schedules[0]!.reasons[0]!.id;

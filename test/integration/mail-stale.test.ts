@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { cancelBooking } from '../../src/app/bookings.js';
 import { listMessages } from '../../src/app/outbox.js';
@@ -15,18 +15,15 @@ const NOW = Date.UTC(2026, 5, 1, 6, 0);
 // Wednesday 2026-06-03 08:00Z: the server is set two days later, when Tuesday's appointments are over
 const LATER = Date.UTC(2026, 5, 3, 8, 0);
 
-const SCHEDULE = {
+const SCHEDULE = deskSchedule({
   name: 'Dr. Late',
-  slot_interval_minutes: 30,
-  horizon_days: 7,
   capacity: 5,
-  weekly_hours: ALL_WEEK([['09:00', '12:00']]),
   reasons: [{ name: 'Check-up', duration_minutes: 30 }],
   form: {
     first_name: { label: 'First name', input_type: 'text', required: true },
     email: { label: 'E-mail', input_type: 'email', required: true },
   },
-};
+});
 
 describeEachDatabase('stale mail is skipped, current mail is sent', (dialect) => {
   let inst: TestInstallation;

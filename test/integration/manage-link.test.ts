@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { deskSchedule, runningFrom, testInstallation, type TestInstallation } from '../support/installation.js';
 import { buildApp } from '../../src/http/build-app.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { setOperatorSetting } from '../../src/app/installation.js';
@@ -17,24 +17,15 @@ import { TestSmtpServer, parseIcs, parseMime, partOf, until, type ReceivedMail }
 // Monday 2026-06-01 06:00Z = 08:00 in Berlin (summer time, UTC+02:00)
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 
-const SCHEDULE = {
+const SCHEDULE = deskSchedule({
   name: 'Dr. Ada',
-  slot_interval_minutes: 30,
-  horizon_days: 7,
   capacity: 1,
-  weekly_hours: ALL_WEEK([['09:00', '12:00']]),
   reasons: [{ name: 'Check-up', duration_minutes: 45 }],
   form: {
     first_name: { label: 'First name', input_type: 'text', required: true },
     email: { label: 'E-mail', input_type: 'email', required: true },
   },
-};
-
-/** The worker's clock starts at NOW and runs in real time. */
-const runningFrom = (start: number) => {
-  const real = Date.now();
-  return () => start + (Date.now() - real);
-};
+});
 
 const textOf = (mail: ReceivedMail) => partOf(mail.raw, 'text/plain').body;
 const icsOf = (mail: ReceivedMail) => parseIcs(partOf(mail.raw, 'text/calendar').body);

@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { ALL_WEEK, deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 import { createBooking } from '../../src/app/bookings.js';
 import { rescheduleBooking } from '../../src/app/manage-link.js';
 import { SnapshotCache } from '../../src/app/snapshot.js';
@@ -18,15 +18,14 @@ describeEachDatabase('a move and the cached /days', (dialect) => {
     inst = await testInstallation(dialect, {
       now: NOW,
       schedules: [
-        {
-          name: 'Desk',
+        deskSchedule({
           slot_interval_minutes: 60,
           horizon_days: 5,
           // one free time a day: a booked day is a full day
           weekly_hours: ALL_WEEK([['09:00', '10:00']]),
           reasons: [{ name: 'Talk', duration_minutes: 60 }],
           form: { email: { label: 'E-mail', input_type: 'email', required: true } },
-        },
+        }),
       ],
     });
   });

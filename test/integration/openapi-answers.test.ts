@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setApiEnabled, setOperatorSetting } from '../../src/app/installation.js';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, type TestInstallation } from '../support/installation.js';
+import { deskSchedule, testInstallation, type TestInstallation } from '../support/installation.js';
 
 // Monday 2026-06-01 08:00 in Berlin (06:00Z)
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
@@ -18,18 +18,7 @@ describeEachDatabase('answers match the OpenAPI document', (dialect) => {
   let r: number;
 
   before(async () => {
-    inst = await testInstallation(dialect, {
-      now: NOW,
-      schedules: [
-        {
-          name: 'Desk',
-          slot_interval_minutes: 30,
-          horizon_days: 7,
-          weekly_hours: ALL_WEEK([['09:00', '12:00']]),
-          reasons: [{ name: 'Talk', duration_minutes: 60 }],
-        },
-      ],
-    });
+    inst = await testInstallation(dialect, { now: NOW, schedules: [deskSchedule({ reasons: [{ name: 'Talk', duration_minutes: 60 }] })] });
     doc = (await inst.api({ method: 'GET', url: '/api/openapi.json', token: null })).json();
     s = inst.schedules[0]!.id;
     r = inst.schedules[0]!.reasons[0]!.id;

@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeEachDatabase } from '../support/databases.js';
-import { ALL_WEEK, testInstallation, testClock, type TestInstallation } from '../support/installation.js';
+import { ALL_WEEK, deskSchedule, testInstallation, testClock, type TestInstallation } from '../support/installation.js';
 import { startOutboxWorker, type OutboxWorker } from '../../src/app/outbox-delivery.js';
 import { cancelBooking } from '../../src/app/bookings.js';
 import { listMessages } from '../../src/app/outbox.js';
@@ -17,10 +17,8 @@ import { TestSmtpServer, messageIdOf, parseIcs, parseMime, partOf, until, type R
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 const HOUR = 3_600_000;
 
-const SCHEDULE = {
+const SCHEDULE = deskSchedule({
   name: 'Dr. Remind',
-  slot_interval_minutes: 30,
-  horizon_days: 7,
   capacity: 20,
   weekly_hours: ALL_WEEK([['07:00', '18:00']]),
   reasons: [{ name: 'Check-up', duration_minutes: 30 }],
@@ -29,7 +27,7 @@ const SCHEDULE = {
     first_name: { label: 'First name', input_type: 'text', required: true },
     email: { label: 'E-mail', input_type: 'email', required: true },
   },
-};
+});
 
 const CONTACT = { phone: '+49 30 1234567', address: 'Hauptstraße 1, 10115 Berlin', website: 'https://practice.example' };
 

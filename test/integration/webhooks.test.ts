@@ -206,44 +206,36 @@ describeEachDatabase('webhooks', (dialect) => {
     }
   });
 
-  // KNOWN FLAKE, PostgreSQL only: in two of four full CI runs (never alone) the timed-out attempt's error was not
-  // recorded within 30 s after the grouped-outcomes change of the webhook worker; skipped there, visibly,
-  // until it is understood (issue 14 stays open for it; the session note has the details).
-  const hangingSkip = dialect === 'postgres' ? 'known flake on PostgreSQL in the full run: the timeout is not recorded (issue 14)' : false;
-  test(
-    'a receiver that never answers: the attempt times out and is retried, and bookings go on meanwhile',
-    { skip: hangingSkip },
-    async () => {
-      await fresh();
-      receiver.received.length = 0;
-      await endpoint('/hook');
-      receiver.mode = { hang: true };
-      worker({ timeoutMs: 4_000, retryBaseMs: 400, retryCapMs: 400 });
-      await bookByApi('first@example.com');
-      await until('the first attempt hangs at the receiver', () => receiver.hangingCount >= 1);
-      // ten bookings while the delivery hangs: each answers 201 (bookByApi asserts it) and queues its own delivery
-      for (let i = 0; i < 10; i++) await bookByApi(`next${i}@example.com`);
-      assert.equal(receiver.hangingCount >= 1, true, 'the delivery was still waiting for the receiver');
-      assert.equal((await allDeliveries()).length, 11);
+  test('a receiver that never answers: the attempt times out and is retried, and bookings go on meanwhile', async () => {
+    await fresh();
+    receiver.received.length = 0;
+    await endpoint('/hook');
+    receiver.mode = { hang: true };
+    worker({ timeoutMs: 4_000, retryBaseMs: 400, retryCapMs: 400 });
+    await bookByApi('first@example.com');
+    await until('the first attempt hangs at the receiver', () => receiver.hangingCount >= 1);
+    // ten bookings while the delivery hangs: each answers 201 (bookByApi asserts it) and queues its own delivery
+    for (let i = 0; i < 10; i++) await bookByApi(`next${i}@example.com`);
+    assert.equal(receiver.hangingCount >= 1, true, 'the delivery was still waiting for the receiver');
+    assert.equal((await allDeliveries()).length, 11);
 
-      // recorded, whatever the row's state when looked at: with a short retry delay it is soon claimed again
-      // (its 'sending' state then hides nothing: the last attempt's error stays on the row)
-      const timedOutError = /no answer within the timeout/;
-      await until('the timeout recorded', async () =>
-        (await allDeliveries()).some((d) => d.attempts >= 1 && timedOutError.test(d.last_error ?? '')),
-      );
-      const timedOut = (await allDeliveries()).find((d) => timedOutError.test(d.last_error ?? ''))!;
-      assert.ok(timedOut.attempts >= 1);
-      assert.equal(timedOut.last_status, null);
-      receiver.mode = { answer: 200 };
-      await until(
-        'all delivered after the receiver recovers',
-        async () => (await allDeliveries()).every((d) => d.state === 'delivered'),
-        60_000,
-      );
-      assert.equal(new Set(receiver.events('/hook').map((e) => e.id)).size, 11);
-    },
-  );
+    // recorded, whatever the row's state when looked at: with a short retry delay it is soon claimed again
+    // (its 'sending' state then hides nothing: the last attempt's error stays on the row)
+    const timedOutError = /no answer within the timeout/;
+    await until('the timeout recorded', async () =>
+      (await allDeliveries()).some((d) => d.attempts >= 1 && timedOutError.test(d.last_error ?? '')),
+    );
+    const timedOut = (await allDeliveries()).find((d) => timedOutError.test(d.last_error ?? ''))!;
+    assert.ok(timedOut.attempts >= 1);
+    assert.equal(timedOut.last_status, null);
+    receiver.mode = { answer: 200 };
+    await until(
+      'all delivered after the receiver recovers',
+      async () => (await allDeliveries()).every((d) => d.state === 'delivered'),
+      60_000,
+    );
+    assert.equal(new Set(receiver.events('/hook').map((e) => e.id)).size, 11);
+  });
 
   test('an endpoint that never answers does not hold back another endpoint', async () => {
     await fresh();

@@ -8,7 +8,8 @@ export interface AdminClient {
   post(path: string, fields: Record<string, string>, formPage?: string): Promise<Response>;
 }
 
-export async function signedInAdmin(base: string, email = 'admin@example.com', password = 'correct horse battery'): Promise<AdminClient> {
+/** A browser without a session yet (cookies kept): the sign-in page, an invitation link. */
+export function browserClient(base: string): AdminClient {
   const jar = new Map<string, string>();
   const keep = (res: Response) => {
     for (const c of res.headers.getSetCookie()) {
@@ -41,7 +42,12 @@ export async function signedInAdmin(base: string, email = 'admin@example.com', p
       }),
     );
   };
-  const signedIn = await post('/admin/signin', { email, password });
-  assert.equal(signedIn.status, 303, 'signed in');
   return { get, post };
+}
+
+export async function signedInAdmin(base: string, email = 'admin@example.com', password = 'correct horse battery'): Promise<AdminClient> {
+  const client = browserClient(base);
+  const signedIn = await client.post('/admin/signin', { email, password });
+  assert.equal(signedIn.status, 303, 'signed in');
+  return client;
 }

@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { OWNER } from './installation.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
@@ -62,3 +63,41 @@ export async function launchBrowser(
     },
   };
 }
+
+export type LaunchedBrowser = Awaited<ReturnType<typeof launchBrowser>>;
+
+/** A new page of `browser` that gives up waiting after 10 s, so a missing element fails the test rather than hangs it. */
+export async function newPage(browser: LaunchedBrowser): Promise<Page> {
+  const page = await browser.context.newPage();
+  page.setDefaultTimeout(10_000);
+  return page;
+}
+
+export interface SignInOptions {
+  /** who signs in (default: the browser tests' OWNER) */
+  owner?: { email: string; password: string };
+  /** the page opened to reach the sign-in form (default /admin/signin) */
+  from?: string;
+  /** where signing in must lead */
+  landing?: RegExp;
+}
+
+/** Signs in through the sign-in page as a person would, and waits for the page it leads to. */
+export async function signIn(page: Page, base: string, options: SignInOptions = {}): Promise<void> {
+  const owner = options.owner ?? OWNER;
+  await page.goto(`${base}${options.from ?? '/admin/signin'}`);
+  await page.getByLabel('E-mail').fill(owner.email);
+  await page.getByLabel('Password').fill(owner.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(options.landing ?? /\/admin\/(bookings|schedules)/);
+}
+
+/** A new page of `browser`, signed in to the admin area at `base`. */
+export async function signedInPage(browser: LaunchedBrowser, base: string, options: SignInOptions = {}): Promise<Page> {
+  const page = await newPage(browser);
+  await signIn(page, base, options);
+  return page;
+}
+
+/** The text of the page's main element. */
+export const mainText = async (page: Page): Promise<string> => (await page.locator('main').textContent()) ?? '';

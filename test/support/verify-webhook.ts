@@ -7,7 +7,7 @@ const TOLERANCE_SECONDS = 5 * 60;
 
 export interface BookingEvent {
   id: string;
-  type: 'booking.created' | 'booking.cancelled' | 'booking.rescheduled';
+  type: 'booking.created' | 'booking.cancelled' | 'booking.rescheduled' | 'booking.restored';
   created_at: string;
   data: { booking: Record<string, unknown> };
 }

@@ -6,7 +6,9 @@ import type { DialectName } from '../connect.js';
 // its queries). A new booking's lock-taking UPDATE has it in its condition (db/repos/booking-store.repository.ts):
 // when the UPDATE waited for the schedule's row lock, PostgreSQL evaluates the condition again on the row it
 // waited for, and this function then sees the booking that held the lock, which the UPDATE's own snapshot,
-// taken when the statement started, does not. SQLite needs nothing: its writes are serial from BEGIN IMMEDIATE.
+// taken when the statement started, does not. The same holds for a reason retired by the transaction that
+// held the lock (admin-schedules.ts takes the schedule's lock to retire one): reason_in_service, also
+// VOLATILE, sees it. SQLite needs nothing: its writes are serial from BEGIN IMMEDIATE.
 export function bookingUnchanged(dialect: DialectName) {
   return {
     async up(db: Kysely<any>) {
@@ -17,6 +19,13 @@ export function bookingUnchanged(dialect: DialectName) {
         begin
           return exists (select 1 from bookings where schedule_id = schedule and changed_in > since
             and start_at >= starts_from and start_at < starts_before);
+        end
+        $$`.execute(db);
+      await sql`
+        create function reason_in_service(reason integer, schedule integer)
+        returns boolean language plpgsql volatile as $$
+        begin
+          return exists (select 1 from reasons where id = reason and schedule_id = schedule and retired_at is null);
         end
         $$`.execute(db);
     },

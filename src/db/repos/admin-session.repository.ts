@@ -1,13 +1,17 @@
 // Server-side admin sessions (src/app/admin-auth.ts decides what they mean). A row is one signed-in
 // browser, keyed by the hash of its session id.
 import type { Kysely } from 'kysely';
-import type { Database } from '../schema.js';
+import type { AdminRole, Database } from '../schema.js';
 
 type Q = Kysely<Database>;
 
 export interface SessionRow {
   admin_id: number;
   email: string;
+  name: string;
+  role: AdminRole;
+  /** JSON list of schedule ids */
+  schedule_ids: string;
   last_seen_at: number;
   expires_at: number;
 }
@@ -24,11 +28,24 @@ export async function findAdminSession(db: Q, idHash: string): Promise<SessionRo
   const row = await db
     .selectFrom('admin_sessions')
     .innerJoin('admins', 'admins.id', 'admin_sessions.admin_id')
-    .select(['admin_sessions.admin_id', 'admins.email', 'admin_sessions.last_seen_at', 'admin_sessions.expires_at'])
+    .select([
+      'admin_sessions.admin_id',
+      'admins.email',
+      'admins.name',
+      'admins.role',
+      'admins.schedule_ids',
+      'admin_sessions.last_seen_at',
+      'admin_sessions.expires_at',
+    ])
     .where('admin_sessions.id_hash', '=', idHash)
     .executeTakeFirst();
   return (
-    row && { admin_id: Number(row.admin_id), email: row.email, last_seen_at: Number(row.last_seen_at), expires_at: Number(row.expires_at) }
+    row && {
+      ...row,
+      admin_id: Number(row.admin_id),
+      last_seen_at: Number(row.last_seen_at),
+      expires_at: Number(row.expires_at),
+    }
   );
 }
 
@@ -54,15 +71,26 @@ export async function deleteStaleAdminSessions(db: Q, now: number, idleBefore: n
     .execute();
 }
 
-/** Holds a newly generated API token on the session row until the page that shows it once is opened. */
-export async function holdUnshownToken(trx: Q, idHash: string, token: string): Promise<void> {
-  await trx.updateTable('admin_sessions').set({ unshown_api_token: token }).where('id_hash', '=', idHash).execute();
+type UnshownColumn = 'unshown_api_token' | 'unshown_invitation';
+
+/** Holds a newly generated API token (or invitation link) on the session row until the page that shows it once is opened. */
+export async function holdUnshownToken(trx: Q, idHash: string, token: string, column: UnshownColumn = 'unshown_api_token'): Promise<void> {
+  await trx
+    .updateTable('admin_sessions')
+    .set({ [column]: token })
+    .where('id_hash', '=', idHash)
+    .execute();
 }
 
 /** The token held on the session row, cleared in the same transaction: null once it has been taken. */
-export async function takeUnshownTokenRow(trx: Q, idHash: string): Promise<string | null> {
-  const row = await trx.selectFrom('admin_sessions').select('unshown_api_token').where('id_hash', '=', idHash).executeTakeFirst();
-  if (!row?.unshown_api_token) return null;
-  await trx.updateTable('admin_sessions').set({ unshown_api_token: null }).where('id_hash', '=', idHash).execute();
-  return row.unshown_api_token;
+export async function takeUnshownTokenRow(trx: Q, idHash: string, column: UnshownColumn = 'unshown_api_token'): Promise<string | null> {
+  const row = await trx.selectFrom('admin_sessions').select(column).where('id_hash', '=', idHash).executeTakeFirst();
+  const token = row?.[column];
+  if (!token) return null;
+  await trx
+    .updateTable('admin_sessions')
+    .set({ [column]: null })
+    .where('id_hash', '=', idHash)
+    .execute();
+  return token;
 }

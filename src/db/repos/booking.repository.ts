@@ -2,7 +2,14 @@ import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kyse
 import type { Database } from '../schema.js';
 import type { BookedTime } from '../../core/availability/free-slots.js';
 import type { Answer } from '../../core/forms/form-fields.js';
-import { isStaffOverride, type BookingSource, type BookingStatus, type StaffOverride } from '../../core/bookings.js';
+import {
+  isAttendance,
+  isStaffOverride,
+  type Attendance,
+  type BookingSource,
+  type BookingStatus,
+  type StaffOverride,
+} from '../../core/bookings.js';
 
 type Q = Kysely<Database>;
 
@@ -38,14 +45,17 @@ export async function bookingsVersion(db: Q, scheduleId: number): Promise<number
  * Within the transaction that books or cancels, before writing the booking: every process's cached answers
  * for the schedule go stale. Returns the new version, which the booking's row must carry (`changed_in`) so
  * that a process can find what changed after the version its answers were computed at (hot-reads.ts,
- * changesAround); null when there is no such schedule. On PostgreSQL it locks the schedule's row until the
- * transaction ends.
+ * changesAround); null when there is no such schedule, or (`inService`: a booking landing on it) when it is
+ * retired. On PostgreSQL it locks the schedule's row until the transaction ends; a retirement takes the same
+ * lock, and PostgreSQL checks `retired_at` again on the row as the lock's holder left it, so a booking that
+ * waited for a retirement finds the schedule retired.
  */
-export async function bumpBookingsVersion(trx: Q, scheduleId: number): Promise<number | null> {
+export async function bumpBookingsVersion(trx: Q, scheduleId: number, options: { inService?: boolean } = {}): Promise<number | null> {
   const row = await trx
     .updateTable('schedules')
     .set((eb) => ({ bookings_version: eb('bookings_version', '+', 1) }))
     .where('id', '=', scheduleId)
+    .$if(options.inService === true, (q) => q.where('retired_at', 'is', null))
     .returning('bookings_version')
     .executeTakeFirst();
   return row === undefined ? null : Number(row.bookings_version);
@@ -67,26 +77,55 @@ export interface NewBooking {
   overrides?: readonly StaffOverride[];
 }
 
-export async function insertBooking(trx: Q, b: NewBooking): Promise<number> {
+/**
+ * Inserts the booking while its reason is in service; null when the reason is retired (or not the
+ * schedule's). Under the schedule's lock, in a statement of its own: on PostgreSQL it reads the reasons as
+ * committed now, so a reason retired by a transaction that held the lock first is seen (one statement, no
+ * round trip more under the lock).
+ */
+export async function insertBooking(trx: Q, b: NewBooking): Promise<number | null> {
+  // the casts give PostgreSQL each parameter's type in the SELECT list
+  const typed = (value: unknown, type: 'bigint' | 'integer' | 'text') => sql`cast(${value} as ${sql.raw(type)})`;
   const row = await trx
     .insertInto('bookings')
-    .values({
-      details_id: b.detailsId,
-      schedule_id: b.scheduleId,
-      reason_id: b.reasonId,
-      customer_id: b.customerId,
-      start_at: b.start,
-      end_at: b.end,
-      status: 'booked',
-      source: b.source,
-      answers: JSON.stringify(b.answers),
-      created_at: b.createdAt,
-      changed_in: b.changedIn,
-      staff_overrides: b.overrides?.length ? b.overrides.join(',') : null,
-    })
+    .columns([
+      'details_id',
+      'schedule_id',
+      'reason_id',
+      'customer_id',
+      'start_at',
+      'end_at',
+      'status',
+      'source',
+      'answers',
+      'created_at',
+      'changed_in',
+      'staff_overrides',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('reasons')
+        .select([
+          typed(b.detailsId, 'text').as('details_id'),
+          'schedule_id',
+          'id',
+          typed(b.customerId, 'integer').as('customer_id'),
+          typed(b.start, 'bigint').as('start_at'),
+          typed(b.end, 'bigint').as('end_at'),
+          sql`'booked'`.as('status'),
+          typed(b.source, 'text').as('source'),
+          typed(JSON.stringify(b.answers), 'text').as('answers'),
+          typed(b.createdAt, 'bigint').as('created_at'),
+          typed(b.changedIn, 'integer').as('changed_in'),
+          typed(b.overrides?.length ? b.overrides.join(',') : null, 'text').as('staff_overrides'),
+        ])
+        .where('id', '=', b.reasonId)
+        .where('schedule_id', '=', b.scheduleId)
+        .where('retired_at', 'is', null),
+    )
     .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+    .executeTakeFirst();
+  return row === undefined ? null : row.id;
 }
 
 /** Booked appointments of a schedule or a reason that have not ended yet. */
@@ -132,6 +171,9 @@ export interface BookingDetails {
   movedFrom: { start: number; end: number } | null;
   cancelReason: string | null;
   cancelledBy: 'customer' | 'office' | null;
+  /** whether the customer came, as the office marked it once the appointment began; null: not marked */
+  attendance: Attendance | null;
+  attendanceAt: number | null;
 }
 
 const joinedBookings = (db: Q) =>
@@ -171,6 +213,8 @@ function bookingDetailsQuery(db: Q) {
     'bookings.moved_from_end',
     'bookings.cancel_reason',
     'bookings.cancelled_by',
+    'bookings.attendance',
+    'bookings.attendance_at',
   ]);
 }
 
@@ -206,6 +250,8 @@ function bookingDetailsOf(r: BookingDetailsRow): BookingDetails {
         : { start: Number(r.moved_from_start), end: Number(r.moved_from_end) },
     cancelReason: r.cancel_reason,
     cancelledBy: r.cancelled_by === 'customer' || r.cancelled_by === 'office' ? r.cancelled_by : null,
+    attendance: isAttendance(r.attendance) ? r.attendance : null,
+    attendanceAt: r.attendance_at === null ? null : Number(r.attendance_at),
   };
 }
 
@@ -213,12 +259,16 @@ export interface BookingFilter {
   /** upcoming: ends after now, ascending; past: ended, descending */
   when?: 'upcoming' | 'past' | 'all';
   scheduleId?: number | null;
+  /** only these schedules (a staff member's); null or absent: all */
+  scheduleIds?: readonly number[] | null;
   customerId?: number | null;
   /** instants: start in [from, to) */
   from?: number | null;
   to?: number | null;
   /** only this status; when absent, booked ones, or any with includeCancelled */
   status?: BookingStatus | null;
+  /** only booked ones the office marked so (the Bookings page's "Completed", "No-show") */
+  attendance?: Attendance | null;
   includeCancelled?: boolean;
   /** the customer's name, e-mail or phone contains it, in any case; phone numbers compared by digits (phoneDigits) */
   text?: string | null;
@@ -245,11 +295,13 @@ function filtered<O>(q: Joined<O>, filter: BookingFilter, now: number): Joined<O
   if (when === 'upcoming') r = r.where('bookings.end_at', '>', now);
   if (when === 'past') r = r.where('bookings.end_at', '<=', now);
   if (filter.scheduleId) r = r.where('bookings.schedule_id', '=', filter.scheduleId);
+  if (filter.scheduleIds) r = r.where('bookings.schedule_id', 'in', filter.scheduleIds.length ? [...filter.scheduleIds] : [-1]);
   if (filter.customerId) r = r.where('bookings.customer_id', '=', filter.customerId);
   if (filter.from != null) r = r.where('bookings.start_at', '>=', filter.from);
   if (filter.to != null) r = r.where('bookings.start_at', '<', filter.to);
   if (filter.status) r = r.where('bookings.status', '=', filter.status);
   else if (!filter.includeCancelled) r = r.where('bookings.status', '=', 'booked');
+  if (filter.attendance) r = r.where('bookings.status', '=', 'booked').where('bookings.attendance', '=', filter.attendance);
   const term = filter.text?.trim().toLowerCase() ?? '';
   if (term) {
     // lower() on both sides: PostgreSQL's LIKE is case-sensitive, SQLite's is case-insensitive for ASCII only
@@ -314,15 +366,15 @@ export async function findBookingId(db: Q, detailsId: string): Promise<number | 
 export async function findBookedForCancel(
   trx: Q,
   detailsId: string,
-): Promise<{ id: number; scheduleId: number; customerEmail: string | null } | null> {
+): Promise<{ id: number; scheduleId: number; start: number; customerEmail: string | null } | null> {
   const row = await trx
     .selectFrom('bookings')
     .innerJoin('customers', 'customers.id', 'bookings.customer_id')
-    .select(['bookings.id', 'bookings.schedule_id', 'customers.email'])
+    .select(['bookings.id', 'bookings.schedule_id', 'bookings.start_at', 'customers.email'])
     .where('bookings.details_id', '=', detailsId)
     .where('bookings.status', '=', 'booked')
     .executeTakeFirst();
-  return row ? { id: row.id, scheduleId: row.schedule_id, customerEmail: row.email } : null;
+  return row ? { id: row.id, scheduleId: row.schedule_id, start: Number(row.start_at), customerEmail: row.email } : null;
 }
 
 /**
@@ -345,6 +397,9 @@ export async function markBookingCancelled(
       sequence: eb('sequence', '+', 1),
       cancelled_by: by.who,
       cancel_reason: by.reason ?? null,
+      // a mark of whether the customer came belongs to a booking that stands
+      attendance: null,
+      attendance_at: null,
     }))
     .where('id', '=', id)
     // only a booking still booked: of two cancellations at once, the second (waiting on the lock) changes nothing
@@ -353,12 +408,16 @@ export async function markBookingCancelled(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Moves a booked appointment to a new time (already re-checked in this transaction); the SEQUENCE goes up. */
+/**
+ * Moves a booked appointment to a new time, and to another reason of its schedule when `to.reasonId` is given
+ * (already re-checked in this transaction); the SEQUENCE goes up. The rules staff set aside booking it by hand
+ * are cleared: the new time was checked by every rule.
+ */
 export async function moveBookingTo(
   trx: Q,
   id: number,
   from: { start: number; end: number },
-  to: { start: number; end: number },
+  to: { start: number; end: number; reasonId?: number },
   changedIn: number,
 ): Promise<void> {
   await trx
@@ -366,13 +425,52 @@ export async function moveBookingTo(
     .set((eb) => ({
       start_at: to.start,
       end_at: to.end,
+      ...(to.reasonId === undefined ? {} : { reason_id: to.reasonId }),
       moved_from_start: from.start,
       moved_from_end: from.end,
       changed_in: changedIn,
       sequence: eb('sequence', '+', 1),
+      staff_overrides: null,
     }))
     .where('id', '=', id)
     .execute();
+}
+
+/**
+ * A cancelled booking booked again (the office's "Undo cancellation"), its time already re-checked in this
+ * transaction under the schedule's lock. The SEQUENCE goes up past the cancellation's, so the new confirmation
+ * replaces the cancelled event in the customer's calendar. False when it was not cancelled (any more).
+ */
+export async function markBookingRestored(trx: Q, id: number, changedIn: number): Promise<boolean> {
+  const result = await trx
+    .updateTable('bookings')
+    .set((eb) => ({
+      status: 'booked',
+      cancelled_at: null,
+      cancelled_by: null,
+      cancel_reason: null,
+      changed_in: changedIn,
+      sequence: eb('sequence', '+', 1),
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'cancelled')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Marks whether the customer came (null clears the mark), only on a booking still booked that began by `now`;
+ * false otherwise. No free time changes (the status stays 'booked'), so the bookings version is not bumped.
+ */
+export async function markBookingAttendance(trx: Q, id: number, attendance: Attendance | null, now: number): Promise<boolean> {
+  const result = await trx
+    .updateTable('bookings')
+    .set({ attendance, attendance_at: attendance === null ? null : now })
+    .where('id', '=', id)
+    .where('status', '=', 'booked')
+    .where('start_at', '<=', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** A schedule's cut-off for changes through the manage link, in minutes before the start (0 when unknown). */

@@ -117,10 +117,21 @@ export interface CustomerRecord {
 }
 
 /** Customers whose name, e-mail or phone contains `search` (any case), by last then first name. */
-export async function listCustomerRecords(db: Q, search: string, limit: number): Promise<CustomerRecord[]> {
-  let q = db
-    .selectFrom('customers')
-    .leftJoin('bookings', 'bookings.customer_id', 'customers.id')
+/** `scheduleIds`: only customers with a booking in one of them, their bookings there counted (a staff member's view). */
+export async function listCustomerRecords(
+  db: Q,
+  search: string,
+  limit: number,
+  scheduleIds: readonly number[] | null = null,
+): Promise<CustomerRecord[]> {
+  let q = (
+    scheduleIds
+      ? db
+          .selectFrom('customers')
+          .innerJoin('bookings', 'bookings.customer_id', 'customers.id')
+          .where('bookings.schedule_id', 'in', scheduleIds.length ? [...scheduleIds] : [-1])
+      : db.selectFrom('customers').leftJoin('bookings', 'bookings.customer_id', 'customers.id')
+  )
     .select(CUSTOMER_COLUMNS)
     .select(sql<number>`count(bookings.id)`.as('bookings'))
     .groupBy(CUSTOMER_COLUMNS);
@@ -149,6 +160,19 @@ export async function findCustomerRecord(db: Q, id: number): Promise<CustomerRec
   return row ? customerRecordOf(row, 0) : null;
 }
 
+/** Whether the customer has a booking in one of these schedules (a staff member may see them). */
+export async function customerHasBookingIn(db: Q, customerId: number, scheduleIds: readonly number[]): Promise<boolean> {
+  if (scheduleIds.length === 0) return false;
+  const row = await db
+    .selectFrom('bookings')
+    .select('id')
+    .where('customer_id', '=', customerId)
+    .where('schedule_id', 'in', [...scheduleIds])
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Another customer holding this e-mail address (case-insensitively, as bookings match customers), if any. */
 export async function findCustomerIdByEmail(db: Q, email: string, except: number): Promise<number | null> {
   const row = await db
@@ -160,23 +184,44 @@ export async function findCustomerIdByEmail(db: Q, email: string, except: number
   return row ? row.id : null;
 }
 
-/** The customer's details as edited in the admin area; false when there is no such (unerased) customer. */
-export async function updateCustomer(trx: Q, id: number, details: CustomerDetails & { notes: string }, now: number): Promise<boolean> {
-  const result = await trx
-    .updateTable('customers')
-    .set({
-      email_key: details.email?.toLowerCase() ?? null,
-      email: details.email,
-      first_name: details.firstName,
-      last_name: details.lastName,
-      phone: details.phone,
-      notes: details.notes,
-      updated_at: now,
-    })
-    .where('id', '=', id)
-    .where('erased_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+/** A unique index refused the row: PostgreSQL's unique_violation, SQLite's UNIQUE constraint. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * The customer's details as edited in the admin area: 'not found' when there is no such (unerased) customer;
+ * 'email taken' when another customer got the address after the caller's check (on PostgreSQL two edits, or
+ * an edit and a booking, can both check before either commits; the unique index refuses the second). Then,
+ * on PostgreSQL, the transaction is aborted: the caller must end it.
+ */
+export async function updateCustomer(
+  trx: Q,
+  id: number,
+  details: CustomerDetails & { notes: string },
+  now: number,
+): Promise<'saved' | 'not found' | 'email taken'> {
+  try {
+    const result = await trx
+      .updateTable('customers')
+      .set({
+        email_key: details.email?.toLowerCase() ?? null,
+        email: details.email,
+        first_name: details.firstName,
+        last_name: details.lastName,
+        phone: details.phone,
+        notes: details.notes,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('erased_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0 ? 'saved' : 'not found';
+  } catch (error) {
+    if (isUniqueViolation(error)) return 'email taken';
+    throw error;
+  }
 }
 
 /** Empties the customer's row of personal data; the row (and its id, which bookings refer to) stays. */

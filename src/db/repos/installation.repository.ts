@@ -46,8 +46,9 @@ export async function findOrCreateSetting(db: Q, key: string, value: unknown): P
 export async function upsertAdmin(trx: Q, email: string, passwordHash: string, now: number): Promise<number> {
   const row = await trx
     .insertInto('admins')
-    .values({ email, password_hash: passwordHash, created_at: now })
-    .onConflict((oc) => oc.column('email').doUpdateSet({ password_hash: passwordHash }))
+    // the admin of setup (and of the demo) is an administrator
+    .values({ email, password_hash: passwordHash, created_at: now, role: 'administrator' })
+    .onConflict((oc) => oc.column('email').doUpdateSet({ password_hash: passwordHash, role: 'administrator' }))
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;

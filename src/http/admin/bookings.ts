@@ -12,7 +12,8 @@ import {
   type BookingFilter,
   type BookingRow,
 } from '../../app/admin-bookings.js';
-import { STAFF_OVERRIDES, STAFF_OVERRIDE_LABELS, type StaffOverride } from '../../core/bookings.js';
+import { ATTENDANCE_LABELS, STAFF_OVERRIDES, STAFF_OVERRIDE_LABELS, statusLabel, type StaffOverride } from '../../core/bookings.js';
+import { bookingStatusRoutes } from './booking-status.js';
 import { cancelBooking, createBooking, editBookingAnswers } from '../../app/bookings.js';
 import { listSlots, staffSlots } from '../../app/availability.js';
 import { listSchedules } from '../../app/admin-schedules.js';
@@ -34,9 +35,11 @@ import {
   select,
   textarea,
   type Errors,
+  type PageContext,
 } from './layout.js';
 import { checkFormToken, claimFormToken } from '../../app/form-tokens.js';
-import { body, formTokenOfPage, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import { actor, body, formTokenOfPage, idParam, localTime, query, sendPage, state, visible, type AdminDeps } from './context.js';
+import { bookingHistory, describeEvent } from '../../app/audit.js';
 
 const SOURCE_LABEL: Record<string, string> = { api: 'API', admin: 'admin area (by hand)' };
 
@@ -56,7 +59,7 @@ ${rows.map(
   (b) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a></td>
 ${options.showSchedule !== false ? html`<td>${b.scheduleName}</td>` : ''}<td>${b.reasonName}</td>
 <td><a href="/admin/customers/${b.customerId}">${b.customerName || b.customerEmail || `Customer ${b.customerId}`}</a></td>
-<td>${SOURCE_LABEL[b.source] ?? b.source}${overrideNote(b.overrides)}</td><td>${b.status}</td></tr>`,
+<td>${SOURCE_LABEL[b.source] ?? b.source}${overrideNote(b.overrides)}</td><td>${statusLabel(b)}</td></tr>`,
 )}
 </tbody></table></div>`;
 }
@@ -76,11 +79,14 @@ export async function bookingRoutes(app: FastifyInstance, deps: AdminDeps, fixed
   bookingListRoute(app, deps, fixedMail);
   bookingDetailsRoutes(app, deps);
   bookByHandRoutes(app, deps);
+  bookingStatusRoutes(app, deps);
 }
 
 const PAGE_SIZE = 50;
 const STATUS_CHOICES: [string, string][] = [
   ['booked', 'Booked'],
+  ['completed', 'Completed'],
+  ['no_show', 'No-show'],
   ['cancelled', 'Cancelled'],
   ['any', 'Any status'],
 ];
@@ -102,7 +108,9 @@ function listQuery(request: FastifyRequest, snapshot: Snapshot): ListQuery {
   const when = q.when === 'past' || q.when === 'all' ? q.when : 'upcoming';
   const scheduleId = idParam(q.schedule);
   // `cancelled=on`: the earlier form's "Include cancelled" box, still honoured in saved links
-  const status = q.status === 'cancelled' || q.status === 'any' ? q.status : q.cancelled === 'on' ? 'any' : 'booked';
+  const status = STATUS_CHOICES.some(([v]) => v === q.status) ? q.status! : q.cancelled === 'on' ? 'any' : 'booked';
+  // completed and no-show are booked appointments the office marked afterwards (their time stays taken)
+  const attendance = status === 'completed' || status === 'no_show' ? status : null;
   const from = q.from ? parseDate(q.from) : null;
   const to = q.to ? parseDate(q.to) : null;
   const text = (q.q ?? '').trim();
@@ -117,7 +125,9 @@ function listQuery(request: FastifyRequest, snapshot: Snapshot): ListQuery {
     filter: {
       when,
       scheduleId,
-      status: status === 'any' ? null : status,
+      scheduleIds: visible(request),
+      status: status === 'any' ? null : status === 'cancelled' ? 'cancelled' : 'booked',
+      attendance,
       includeCancelled: status === 'any',
       text: errors.q ? null : text,
       from: from === null ? null : dayStart(snapshot, from),
@@ -139,12 +149,13 @@ function bookingListRoute(app: FastifyInstance, { db, clock }: AdminDeps, fixedM
   app.get('/bookings', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
     const { values, filter, page: pageNumber, errors } = listQuery(request, snapshot);
+    const seen = visible(request);
     const valid = Object.keys(errors).length === 0;
     const { rows, total } = valid
       ? await listBookingsPage(db, filter, { number: pageNumber, size: PAGE_SIZE }, clock())
       : { rows: [], total: 0 };
     const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-    const schedules = await listSchedules(db);
+    const schedules = (await listSchedules(db)).filter((s) => !seen || seen.includes(s.id));
     const first = total === 0 ? 0 : (pageNumber - 1) * PAGE_SIZE + 1;
     return sendPage(
       reply,
@@ -210,11 +221,13 @@ ${
 function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): void {
   app.get('/bookings/:details', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
-    const booking = await findBooking(db, (request.params as { details: string }).details);
+    const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
     if (!booking) throw new NotFound('Booking not found');
     const form = snapshot.schedules.get(booking.scheduleId)?.form ?? [];
     const labelOf = (name: string) => form.find((f) => f.name === name)?.label ?? name;
     const q = query(request);
+    const history = await bookingHistory(db, booking.id);
+    const administrator = visible(request) === null;
     return sendPage(
       reply,
       page(
@@ -222,11 +235,11 @@ function bookingDetailsRoutes(app: FastifyInstance, { db, clock }: AdminDeps): v
         `Booking on ${localTime(snapshot, booking.start)}`,
         html`
 <section><dl>
-<dt>Status</dt><dd id="booking-status">${booking.status}${booking.cancelledAt ? ` (cancelled ${localTime(snapshot, booking.cancelledAt)})` : ''}</dd>
+<dt>Status</dt><dd id="booking-status">${statusLabel(booking)}${booking.cancelledAt ? ` (cancelled ${localTime(snapshot, booking.cancelledAt)})` : ''}${booking.status === 'booked' && booking.attendanceAt !== null ? ` (marked ${localTime(snapshot, booking.attendanceAt)})` : ''}</dd>
 ${booking.cancelledBy === 'customer' ? html`<dt>Cancelled by</dt><dd id="cancelled-by">the customer, through the manage link</dd><dt>Customer's reason</dt><dd id="cancel-reason">${booking.cancelReason || '(none given)'}</dd>` : ''}
 ${booking.movedFrom ? html`<dt>Moved</dt><dd id="moved-from">from ${localTime(snapshot, booking.movedFrom.start)}</dd>` : ''}
 <dt>Time</dt><dd>${localTime(snapshot, booking.start)} – ${localTime(snapshot, booking.end).slice(11)} (${snapshot.settings.timezone})</dd>
-<dt>Schedule</dt><dd><a href="/admin/schedules/${booking.scheduleId}">${booking.scheduleName}</a></dd>
+<dt>Schedule</dt><dd>${administrator ? html`<a href="/admin/schedules/${booking.scheduleId}">${booking.scheduleName}</a>` : booking.scheduleName}</dd>
 <dt>Reason</dt><dd>${booking.reasonName}</dd>
 <dt>Customer</dt><dd><a href="/admin/customers/${booking.customerId}">${booking.customerName || booking.customerEmail || `Customer ${booking.customerId}`}</a>
 ${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.customerPhone ? html` · ${booking.customerPhone}` : ''}</dd>
@@ -242,23 +255,36 @@ ${booking.updatedAt !== null ? html`<dt>Last edited</dt><dd id="booking-updated"
             : html`<table><tbody>
 ${Object.entries(booking.answers).map(([k, v]) => html`<tr><th>${labelOf(k)}</th><td>${answerValue(v)}</td></tr>`)}</tbody></table>`
         }</section>
+<h2>History</h2>
+<section id="booking-history">${
+          history.length === 0
+            ? html`<p class="muted">Nothing recorded (the booking was made before the audit trail began).</p>`
+            : html`<ol class="history">${history.map(
+                (e) =>
+                  html`<li><time>${localTime(snapshot, e.at)}</time> · <strong>${describeEvent(e)}</strong>${e.summary ? html` · ${e.summary}` : ''}</li>`,
+              )}</ol>`
+        }</section>
 <section class="actions" id="booking-actions">
 ${snapshot.schedules.has(booking.scheduleId) ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/edit">Edit answers</a> ` : ''}
 ${
   booking.status === 'booked'
-    ? html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a>
-<p class="muted">Editing changes what the customer answered, not the time. Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>`
-    : ''
+    ? html`${snapshot.schedules.has(booking.scheduleId) ? html`<a class="button" href="/admin/bookings/${booking.detailsId}/reschedule">Reschedule</a> ` : ''}<a class="button secondary" href="/admin/bookings/${booking.detailsId}/cancel">Cancel this booking</a>
+<p class="muted">Reschedule moves this booking to another free time or reason; the customer is e-mailed the change. Editing changes what the customer answered, not the time. Cancelling frees the time at once; the customer is e-mailed a cancellation.</p>
+${attendanceForm(ctx, booking, clock())}`
+    : html`<a class="button secondary" href="/admin/bookings/${booking.detailsId}/restore">Undo cancellation</a>
+<p class="muted">Undoing books the same time again if it is still free; the customer is e-mailed a new confirmation.</p>`
 }</section>`,
         {
           flash:
-            q.saved === 'cancelled'
-              ? 'Booking cancelled. The time is free again.'
-              : q.saved === 'booked'
-                ? 'Booked.'
-                : q.saved === 'edited'
-                  ? 'Answers saved.'
-                  : undefined,
+            q.saved && q.saved in STATUS_FLASHES
+              ? STATUS_FLASHES[q.saved]
+              : q.saved === 'cancelled'
+                ? 'Booking cancelled. The time is free again.'
+                : q.saved === 'booked'
+                  ? 'Booked.'
+                  : q.saved === 'edited'
+                    ? 'Answers saved.'
+                    : undefined,
         },
       ),
     );
@@ -281,7 +307,7 @@ ${answerInputs(fields, values, errors)}
   };
 
   app.get('/bookings/:details/edit', async (request, reply) => {
-    const booking = await findBooking(db, (request.params as { details: string }).details);
+    const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
     if (!booking) throw new NotFound('Booking not found');
     const values = Object.fromEntries(
       Object.entries(booking.answers).map(([name, v]) => [`answer.${name}`, v === true ? 'on' : v === false ? '' : String(v)]),
@@ -291,7 +317,7 @@ ${answerInputs(fields, values, errors)}
 
   app.post('/bookings/:details/edit', async (request, reply) => {
     const { snapshot } = state(request);
-    const booking = await findBooking(db, (request.params as { details: string }).details);
+    const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
     if (!booking) throw new NotFound('Booking not found');
     const raw = body(request);
     const values: Record<string, string> = Object.fromEntries(Object.keys(raw).map((k) => [k, text(raw, k)]));
@@ -305,7 +331,7 @@ ${answerInputs(fields, values, errors)}
     }
     if (Object.keys(problems).length) return sendPage(reply, await editPage(request, booking, values, problems), 400);
     try {
-      await editBookingAnswers(db, snapshot, booking.detailsId, submission, clock());
+      await editBookingAnswers(db, snapshot, booking.detailsId, submission, clock(), actor(request));
     } catch (error) {
       if (error instanceof InvalidInput)
         return sendPage(reply, await editPage(request, booking, values, { [`answer.${error.path}`]: humanReason(error.reason) }), 400);
@@ -316,7 +342,7 @@ ${answerInputs(fields, values, errors)}
 
   app.get('/bookings/:details/cancel', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
-    const booking = await findBooking(db, (request.params as { details: string }).details);
+    const booking = await findBooking(db, (request.params as { details: string }).details, visible(request));
     if (!booking) throw new NotFound('Booking not found');
     const back = `/admin/bookings/${encodeURIComponent(booking.detailsId)}`;
     if (booking.status !== 'booked') return reply.redirect(back, 303);
@@ -329,7 +355,7 @@ ${answerInputs(fields, values, errors)}
         html`<p>The booking of <strong>${who}</strong> on <strong>${localTime(snapshot, booking.start)}</strong> (${booking.scheduleName}, ${booking.reasonName}) will be cancelled:</p>
 <ul><li>the time becomes free at once, for the API and for booking by hand;</li>
 <li>${booking.customerEmail ? html`the customer is e-mailed a cancellation at <strong>${booking.customerEmail}</strong>;` : 'the customer has no e-mail address: tell them yourself;'}</li>
-<li>the booking stays in the list and in the customer's history, marked cancelled. A cancellation cannot be undone.</li></ul>`,
+<li>the booking stays in the list and in the customer's history, marked cancelled. "Undo cancellation" on its page books it again while the time is still free (the customer is then e-mailed a new confirmation).</li></ul>`,
         `${back}/cancel`,
         'Confirm cancellation',
         back,
@@ -339,13 +365,32 @@ ${answerInputs(fields, values, errors)}
 
   app.post('/bookings/:details/cancel', async (request, reply) => {
     const detailsId = (request.params as { details: string }).details;
-    if (!(await cancelBooking(db, detailsId, clock()))) {
+    if (!(await findBooking(db, detailsId, visible(request)))) throw new NotFound('Booking not found');
+    if (!(await cancelBooking(db, detailsId, clock(), actor(request)))) {
       // sent twice (Back, a double click): already cancelled is the outcome asked for
       const booking = await findBooking(db, detailsId);
       if (booking?.status !== 'cancelled') throw new NotFound('Booking not found');
     }
     return reply.redirect(`/admin/bookings/${encodeURIComponent(detailsId)}?saved=cancelled`, 303);
   });
+}
+
+const STATUS_FLASHES: Record<string, string> = {
+  moved: 'Rescheduled. The customer is e-mailed the new time.',
+  unmoved: 'Nothing changed: the booking already is at that time.',
+  restored: 'Cancellation undone: booked again. The customer is e-mailed a new confirmation.',
+  completed: 'Marked completed.',
+  no_show: 'Marked no-show.',
+  unmarked: 'Mark cleared.',
+};
+
+/** Whether the customer came: once the appointment has begun (the time stays taken either way). */
+function attendanceForm(ctx: PageContext, booking: BookingRow, now: number): Markup {
+  if (booking.start > now)
+    return html`<p class="muted" id="attendance-note">Completed or no-show can be marked from the appointment's start.</p>`;
+  return html`<form method="post" action="/admin/bookings/${booking.detailsId}/attendance" class="row" id="attendance">${csrfField(ctx)}
+${(['completed', 'no_show'] as const).filter((a) => a !== booking.attendance).map((a) => html`<button class="secondary" name="attendance" value="${a}">Mark ${ATTENDANCE_LABELS[a]}</button> `)}
+${booking.attendance ? html`<button class="secondary" name="attendance" value="">Clear the mark</button>` : ''}</form>`;
 }
 
 function answerInputs(fields: readonly FormField[], values: Record<string, string>, errors: Errors): Markup {
@@ -389,9 +434,9 @@ function withCustomer(
   return filled;
 }
 
-async function customerPicker(db: AdminDeps['db'], values: Record<string, string>): Promise<Markup> {
+async function customerPicker(db: AdminDeps['db'], values: Record<string, string>, seen: readonly number[] | null): Promise<Markup> {
   const search = values.customer_q ?? '';
-  const found = values.find && search.trim() ? await listCustomers(db, search, 20) : null;
+  const found = values.find && search.trim() ? await listCustomers(db, search, 20, seen) : null;
   return html`<div class="card" id="customer-picker"><h2>Customer</h2>
 <div class="row">${input('Find customer', 'customer_q', search, {}, { type: 'search', hint: 'An existing customer, by name, e-mail or phone: their details fill the form.' })}
 <button class="secondary" name="find" value="1" formnovalidate>Find customer</button></div>
@@ -477,7 +522,7 @@ ${fieldError(errors, 'time')}
 ${slots.length ? html`<div class="slots">${slots.map((s, i) => html`<label${s.needsOverride ? html` class="override" title="only with the rules set aside"` : ''}><input type="radio" name="time" id="slot-${i}" value="${s.time}"${values.time === s.time ? html` checked` : ''}> ${s.time.slice(0, 5)}${s.needsOverride ? ' *' : ''}</label>`)}</div>${slots.some((s) => s.needsOverride) ? html`<p class="muted">* only with the rules set aside.</p>` : ''}` : html`<p class="muted">${slotNote}</p>`}
 <p class="muted stale-note" hidden>The reason or day changed: press "Show free times" to see its free times.</p>
 </fieldset>
-${await customerPicker(db, values)}
+${await customerPicker(db, values, visible(request))}
 <div class="card">
 ${answerInputs(publicFields(schedule.form), values, errors)}
 ${checkbox('Send the customer a confirmation', 'email_customer', emailCustomer)}
@@ -532,7 +577,7 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
     // "Show free times", "Find customer": the same form, nothing created
     if (values.show || values.find) return again({}, 200);
     if (values.use_customer) {
-      const customer = await findCustomer(db, idParam(values.use_customer) ?? 0);
+      const customer = await findCustomer(db, idParam(values.use_customer) ?? 0, visible(request));
       const form = (await snapshots.current()).schedules.get(id)?.form ?? [];
       if (customer && customer.erasedAt === null) values = withCustomer(values, form, customer);
       return again({}, 200);
@@ -562,6 +607,7 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
           source: 'admin',
           overrides: overridesOf(values),
           emailCustomer: values.email_customer === 'on',
+          actor: actor(request),
         },
         now,
         claimFormToken(once, now, (c: { detailsId: string }) => `/admin/bookings/${c.detailsId}`),

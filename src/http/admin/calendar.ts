@@ -11,7 +11,7 @@ import { withinOpeningHours } from '../../core/availability/outside-hours.js';
 import type { ScheduleView, Snapshot } from '../../app/snapshot.js';
 import { html, type Markup } from './html.js';
 import { page } from './layout.js';
-import { idParam, query, sendPage, state, type AdminDeps } from './context.js';
+import { idParam, query, sendPage, state, visible, type AdminDeps } from './context.js';
 
 /** Minutes per grid row: every booking and opening bound on a five-minute mark is placed exactly. */
 const ROW_MINUTES = 5;
@@ -203,10 +203,16 @@ function calendarLink(view: View, day: number, schedule: number | null): string 
   return `/admin/calendar?view=${view}&date=${formatDate(day)}${schedule !== null && view !== 'all' ? `&schedule=${schedule}` : ''}`;
 }
 
-function navigation(view: View, day: number, scheduleId: number | null, snapshot: Snapshot, now: number): Markup {
+function navigation(
+  view: View,
+  day: number,
+  scheduleId: number | null,
+  snapshot: Snapshot,
+  now: number,
+  schedules: readonly ScheduleView[],
+): Markup {
   const step = view === 'week' ? 7 : 1;
   const unit = view === 'week' ? 'week' : 'day';
-  const schedules = [...snapshot.schedules.values()];
   return html`<nav class="cal-nav" aria-label="Calendar">
 <a class="button secondary" href="${calendarLink(view, day - step, scheduleId)}" rel="prev">← Previous ${unit}</a>
 <a class="button secondary" href="${calendarLink(view, today(snapshot, now), scheduleId)}">Today</a>
@@ -257,19 +263,33 @@ export function calendarRoutes(app: FastifyInstance, { db, clock }: AdminDeps): 
     return parseDate(query(request).date ?? '') ?? today(snapshot, clock());
   }
 
+  /** the schedules in service the user may see */
+  const schedulesOf = (request: FastifyRequest, snapshot: Snapshot): ScheduleView[] => {
+    const seen = visible(request);
+    return [...snapshot.schedules.values()].filter((s) => !seen || seen.includes(s.id));
+  };
+
   function chosenSchedule(request: FastifyRequest, snapshot: Snapshot): ScheduleView | undefined {
     const asked = query(request).schedule;
-    if (asked === undefined || asked === '') return snapshot.schedules.values().next().value;
+    const schedules = schedulesOf(request, snapshot);
+    if (asked === undefined || asked === '') return schedules[0];
     const id = idParam(asked);
-    const schedule = id === null ? undefined : snapshot.schedules.get(id);
+    const schedule = id === null ? undefined : schedules.find((s) => s.id === id);
     if (!schedule) throw new NotFound('Schedule not found');
     return schedule;
   }
 
-  const bookingsBetween = (snapshot: Snapshot, from: number, to: number, scheduleId?: number) =>
+  const bookingsBetween = (request: FastifyRequest, snapshot: Snapshot, from: number, to: number, scheduleId?: number) =>
     listBookings(
       db,
-      { when: 'all', scheduleId: scheduleId ?? null, from: dayStart(snapshot, from), to: dayStart(snapshot, to), limit: 5000 },
+      {
+        when: 'all',
+        scheduleId: scheduleId ?? null,
+        scheduleIds: visible(request),
+        from: dayStart(snapshot, from),
+        to: dayStart(snapshot, to),
+        limit: 5000,
+      },
       clock(),
     ).then((rows) => rows.filter((b) => b.status !== 'cancelled').sort((a, b) => a.start - b.start));
 
@@ -280,8 +300,8 @@ export function calendarRoutes(app: FastifyInstance, { db, clock }: AdminDeps): 
     const day = chosenDay(request, snapshot);
     const now = clock();
     if (view === 'all') {
-      const schedules = [...snapshot.schedules.values()];
-      const rows = await bookingsBetween(snapshot, day, day + 1);
+      const schedules = schedulesOf(request, snapshot);
+      const rows = await bookingsBetween(request, snapshot, day, day + 1);
       const columns = schedules.map((s) => ({
         key: String(s.id),
         head: html`<a href="${calendarLink('day', day, s.id)}">${s.name}</a>`,
@@ -294,7 +314,7 @@ export function calendarRoutes(app: FastifyInstance, { db, clock }: AdminDeps): 
         page(
           ctx,
           `${dayTitle(day)}: all schedules`,
-          html`${navigation(view, day, null, snapshot, now)}${
+          html`${navigation(view, day, null, snapshot, now, schedules)}${
             columns.length ? grid(snapshot, columns.slice(0, MAX_COLUMNS), now) : html`<p class="muted">No schedule in service.</p>`
           }`,
           { current: '/admin/calendar' },
@@ -309,7 +329,7 @@ export function calendarRoutes(app: FastifyInstance, { db, clock }: AdminDeps): 
       );
     const from = view === 'week' ? mondayOf(day) : day;
     const days = view === 'week' ? 7 : 1;
-    const rows = await bookingsBetween(snapshot, from, from + days, schedule.id);
+    const rows = await bookingsBetween(request, snapshot, from, from + days, schedule.id);
     const columns = Array.from({ length: days }, (_, i) => {
       const d = from + i;
       return {
@@ -328,7 +348,7 @@ export function calendarRoutes(app: FastifyInstance, { db, clock }: AdminDeps): 
       page(
         ctx,
         view === 'week' ? `Week of ${formatDate(from)}: ${schedule.name}` : `${dayTitle(day)}: ${schedule.name}`,
-        html`${navigation(view, day, schedule.id, snapshot, now)}${grid(snapshot, columns, now)}`,
+        html`${navigation(view, day, schedule.id, snapshot, now, schedulesOf(request, snapshot))}${grid(snapshot, columns, now)}`,
         { current: '/admin/calendar' },
       ),
     );
@@ -339,7 +359,7 @@ export function calendarRoutes(app: FastifyInstance, { db, clock }: AdminDeps): 
     const day = chosenDay(request, snapshot);
     const asked = query(request).schedule;
     const schedule = asked ? chosenSchedule(request, snapshot) : undefined;
-    const rows = await bookingsBetween(snapshot, day, day + 1, schedule?.id);
+    const rows = await bookingsBetween(request, snapshot, day, day + 1, schedule?.id);
     const change = clockChange(snapshot, day);
     return sendPage(
       reply,
@@ -358,7 +378,7 @@ ${dayList(snapshot, rows)}`,
   app.get('/schedules/:id/calendar', async (request, reply) => {
     const { snapshot } = state(request);
     const id = idParam((request.params as { id?: string }).id);
-    if (id === null || !snapshot.schedules.has(id)) throw new NotFound('Schedule not found');
+    if (id === null || !schedulesOf(request, snapshot).some((s) => s.id === id)) throw new NotFound('Schedule not found');
     const week = parseDate(query(request).week ?? '');
     return reply.redirect(calendarLink('week', week ?? today(snapshot, clock()), id), 303);
   });

@@ -8,6 +8,8 @@ import type { FormInput } from './form-input.js';
 import { formatClock, formatDate } from '../../core/time/calendar.js';
 import { isFormToken, newFormToken } from '../../app/form-tokens.js';
 import type { PageContext } from './layout.js';
+import { actorOf, visibleSchedules } from '../../app/admin-users.js';
+import type { Actor } from '../../app/audit.js';
 
 export interface AdminDeps {
   db: Db;
@@ -59,4 +61,17 @@ export function formTokenOfPage(request: FastifyRequest, reply: FastifyReply): s
   url.searchParams.set('form', newFormToken());
   void reply.redirect(`${url.pathname}${url.search}`, 303);
   return null;
+}
+
+/** The schedules whose bookings and customers the signed-in user may see (null: all, an administrator). */
+export function visible(request: FastifyRequest): readonly number[] | null {
+  const { session } = state(request);
+  return session ? visibleSchedules(session) : [];
+}
+
+/** The signed-in user as the audit trail names them. */
+export function actor(request: FastifyRequest): Actor {
+  const { session } = state(request);
+  if (!session) throw new Error('no session: the guard lets no anonymous request reach a change');
+  return actorOf(session);
 }

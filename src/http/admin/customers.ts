@@ -13,7 +13,7 @@ import {
 } from '../../app/admin-customers.js';
 import { html } from './html.js';
 import { confirmPage, csrfField, humanReason, input, page, textarea, type Errors } from './layout.js';
-import { body, idParam, localTime, query, sendPage, state, type AdminDeps } from './context.js';
+import { body, idParam, localTime, query, sendPage, state, visible, type AdminDeps } from './context.js';
 import { bookingTable } from './bookings.js';
 import { text } from './form-input.js';
 import type { Snapshot } from '../../app/snapshot.js';
@@ -45,7 +45,7 @@ export async function customerRoutes(app: FastifyInstance, { db, clock }: AdminD
   app.get('/customers', async (request, reply) => {
     const { page: ctx, snapshot } = state(request);
     const search = query(request).q ?? '';
-    const customers = await listCustomers(db, search);
+    const customers = await listCustomers(db, search, 200, visible(request));
     return sendPage(
       reply,
       page(
@@ -67,14 +67,14 @@ ${customers.map((c) => html`<tr><td><a href="/admin/customers/${c.id}">${display
 
   const customerOf = async (request: FastifyRequest): Promise<CustomerRow> => {
     const id = idParam((request.params as { id?: string }).id);
-    const customer = id === null ? null : await findCustomer(db, id);
+    const customer = id === null ? null : await findCustomer(db, id, visible(request));
     if (!customer) throw new NotFound('Customer not found');
     return customer;
   };
 
   const customerPage = async (request: FastifyRequest, customer: CustomerRow, values: CustomerEdit, errors: Errors, flash?: string) => {
     const { page: ctx, snapshot } = state(request);
-    const bookings = await listBookings(db, { customerId: customer.id, includeCancelled: true }, clock());
+    const bookings = await listBookings(db, { customerId: customer.id, includeCancelled: true, scheduleIds: visible(request) }, clock());
     const base = `/admin/customers/${customer.id}`;
     if (customer.erasedAt !== null) {
       return page(
@@ -98,9 +98,13 @@ ${textarea('Notes (staff only)', 'notes', values.notes, errors, { hint: 'Never s
 <p class="muted">Customer since ${localTime(snapshot, customer.createdAt)}. Bookings are matched to this customer by the e-mail address (any case).</p>
 <h2>Bookings</h2>${bookingTable(snapshot, bookings)}
 <h2>Answers</h2>${answersTable(snapshot, bookings)}
-<h2>Their data (GDPR)</h2>
+${
+  visible(request) === null
+    ? html`<h2>Their data (GDPR)</h2>
 <section class="actions"><a class="button secondary" href="${base}/export" download>Export data (JSON)</a>
-<a class="button secondary" href="${base}/erase">Erase personal data…</a></section>`,
+<a class="button secondary" href="${base}/erase">Erase personal data…</a></section>`
+    : ''
+}`,
       { errors, labels: Object.fromEntries(EDIT_FIELDS), flash },
     );
   };

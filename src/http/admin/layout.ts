@@ -1,7 +1,10 @@
 // Page frame and form pieces of the admin area. Every input has a label; an error is shown right
 // under its field and tied to it with aria-describedby; values typed are passed back in after an error.
+import type { Session } from '../../app/admin-auth.js';
+import { mayOpen } from './roles.js';
 import { html, type Markup } from './html.js';
 import { CANONICAL_ZONE_NAMES } from '../../core/time/zone-names.js';
+import { SCHEDULE_EDITOR_CSS, SCHEDULE_EDITOR_JS } from './schedule-editor-assets.js';
 
 export interface PageContext {
   /** null on the setup and sign-in pages */
@@ -10,6 +13,8 @@ export interface PageContext {
   installationName: string;
   /** the path of the page, so the menu can mark where the admin is */
   path?: string;
+  /** the signed-in user's role and schedules: the menu shows only what they may open */
+  session?: Pick<Session, 'role' | 'scheduleIds'>;
 }
 
 export type Errors = Readonly<Record<string, string>>;
@@ -23,6 +28,8 @@ const NAV: [string, string][] = [
   ['/admin/mail', 'E-mail'],
   ['/admin/webhooks', 'Webhooks'],
   ['/admin/settings', 'Configuration'],
+  ['/admin/users', 'Users'],
+  ['/admin/activity', 'Activity'],
 ];
 
 /** A parser's reason as a sentence for people: "must be a non-empty string" becomes "Enter a value." */
@@ -64,7 +71,7 @@ export function page(
 <header class="top"><a class="brand" href="/admin">${ctx.installationName}</a>
 ${
   ctx.email
-    ? html`<nav aria-label="Main">${NAV.map(([href, label]) =>
+    ? html`<nav aria-label="Main">${NAV.filter(([href]) => !ctx.session || mayOpen(ctx.session, href)).map(([href, label]) =>
         ctx.path === href || ctx.path?.startsWith(`${href}/`)
           ? html`<a href="${href}" aria-current="page" class="current">${label}</a>`
           : html`<a href="${href}">${label}</a>`,
@@ -202,7 +209,7 @@ fieldset{border:1px solid #dde1e7;border-radius:4px;margin:0 0 .8rem;padding:.5r
 .narrow{width:4.5rem}.mail-text{white-space:pre-wrap;margin:0}iframe{border:1px solid #dde1e7;background:#fff}
 .slots{display:flex;flex-wrap:wrap;gap:.4rem}.slots label{font-weight:400;border:1px solid #b8bfca;border-radius:4px;padding:.25rem .5rem;background:#fff}
 @media (max-width:40rem){.who{margin-left:0}th,td{padding:.35rem .3rem}.week{grid-template-columns:1fr}}
-`;
+${SCHEDULE_EDITOR_CSS}`;
 
 // The one script, progressive enhancement only (everything works without it): a copy button for the
 // token, which selects the token and says so where the clipboard API is missing or refused (plain HTTP on a
@@ -245,13 +252,13 @@ if (proposal && zoneSelect) {
 }
 const summary = document.getElementById('error-summary');
 if (summary) summary.focus();
-const bookForm = document.getElementById('book-form');
-if (bookForm) {
+// booking by hand and rescheduling: the times listed are those of the reason and day last shown
+document.querySelectorAll('#book-form, #reschedule-form').forEach((bookForm) => {
   const setAside = () => {
     bookForm.querySelectorAll('input[name=time]').forEach((r) => { r.checked = false; r.disabled = true; });
     const note = bookForm.querySelector('.stale-note');
     if (note) note.hidden = false;
   };
   bookForm.querySelectorAll('select[name=reason], input[name=day]').forEach((c) => c.addEventListener('change', setAside));
-}
-`;
+});
+${SCHEDULE_EDITOR_JS}`;

@@ -22,6 +22,7 @@ import { mailRoutes, type FixedMailSettings } from './mail.js';
 import { webhookRoutes } from './webhooks.js';
 import { closureRoutes } from './closures.js';
 import { CALENDAR_CSS, calendarRoutes } from './calendar.js';
+import { userRoutes } from './users.js';
 
 export interface AdminPluginOptions extends AdminDeps {
   throttle?: SignInThrottle;
@@ -63,4 +64,5 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   await webhookRoutes(app, deps);
   closureRoutes(app, deps);
   calendarRoutes(app, deps);
+  userRoutes(app, deps, options.fixedMail?.publicUrl ?? null);
 }

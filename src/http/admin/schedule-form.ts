@@ -93,6 +93,45 @@ const intervalsFromText = (value: string): unknown[] =>
 export const intervalsToText = (intervals: readonly Interval[]) =>
   intervals.map((i) => `${formatClock(i.start)}-${formatClock(i.end)}`).join(', ');
 
+/** A weekday's time inputs: hours_mon_0_from, hours_mon_0_to, hours_mon_1_from, … */
+export const hourField = (day: string, index: number, end: 'from' | 'to') => `hours_${day}_${index}_${end}`;
+
+/** A time input cannot hold 24:00, so the end of the day is shown as 00:00 (read back as 24:00). */
+const timeInputValue = (minutes: number) => (minutes === 1440 ? '00:00' : formatClock(minutes));
+
+/** The indices of a day's interval inputs in a form (or in the page's values), ascending. */
+export function intervalIndices(values: FormInput, day: string): number[] {
+  const pattern = new RegExp(`^hours_${day}_(\\d{1,2})_(?:from|to)$`);
+  const found = new Set<number>();
+  for (const key of Object.keys(values)) {
+    const match = pattern.exec(key);
+    if (match) found.add(Number(match[1]));
+  }
+  return [...found].sort((a, b) => a - b);
+}
+
+/**
+ * A day's intervals from its time inputs, in the parser's shape; a pair left empty is ignored. An end of
+ * 00:00 is the end of the day. A browser without time inputs shows text fields, so "8" or "8.30" is read
+ * as people type it.
+ */
+function intervalsFromTimeInputs(input: FormInput, day: string, field: string): unknown[] {
+  // a time is short: a longer value is refused before the parser would quote it in its message
+  const time = (i: number, end: 'from' | 'to') => {
+    const value = text(input, hourField(day, i, end)).trim();
+    if (value.length > 8) throw InvalidInput.at(field, 'a time is written HH:MM, e.g. 09:30');
+    return value;
+  };
+  return intervalIndices(input, day).flatMap((i) => {
+    const from = time(i, 'from');
+    const to = time(i, 'to');
+    if (from === '' && to === '') return [];
+    if (from === '' || to === '') throw InvalidInput.at(field, 'an interval needs a start and an end: fill both times, or empty both');
+    const end = clockFromText(to);
+    return [[clockFromText(from), end === '00:00' ? '24:00' : end]];
+  });
+}
+
 /** Exceptions, one per line: "2026-12-24 closed" or "2026-12-27 10:00-12:00, 14:00-16:00". */
 function exceptionsFromText(value: string): unknown[] {
   return value
@@ -189,7 +228,9 @@ export function scheduleFromForm(input: FormInput): ScheduleEdit {
   const weeklyHours = Object.fromEntries(
     WEEKDAYS.map((d) => {
       const field = `weekly_hours.${d}`;
-      return [d, found.take(field, () => parseIntervals(intervalsFromText(capped(input, field, MAX_HOURS_TEXT)), field)) ?? []];
+      const typed = () => capped(input, field, MAX_HOURS_TEXT);
+      const intervals = () => (typed().trim() !== '' ? intervalsFromText(typed()) : intervalsFromTimeInputs(input, d, field));
+      return [d, found.take(field, () => parseIntervals(intervals(), field)) ?? []];
     }),
   );
   const exceptions = found.take('exceptions', () =>
@@ -206,10 +247,46 @@ export function scheduleFromForm(input: FormInput): ScheduleEdit {
 export function scheduleValues(s: StoredSchedule | null): Record<string, string> {
   const values: Record<string, string> = { name: s?.name ?? '' };
   for (const { key, prop } of SETTING_FIELDS) values[key] = String((s?.settings ?? DEFAULT_SETTINGS)[prop]);
-  for (const day of WEEKDAYS) values[`weekly_hours.${day}`] = s ? intervalsToText(s.weeklyHours[day] ?? []) : '';
+  for (const day of WEEKDAYS) {
+    // the text field stays empty: it is for typing hours instead of using the time inputs
+    values[`weekly_hours.${day}`] = '';
+    (s?.weeklyHours[day] ?? []).forEach((interval, i) => {
+      values[hourField(day, i, 'from')] = formatClock(interval.start);
+      values[hourField(day, i, 'to')] = timeInputValue(interval.end);
+    });
+  }
   values.exceptions = s ? exceptionsToText(s.exceptions) : '';
   values.reminder_minutes_before = s ? reminderMinutesToText(s.reminderMinutesBefore) : '';
   return values;
+}
+
+/** The schedule form's values as typed, the text fields and every interval input, to show the form again. */
+export function scheduleValuesFromInput(input: FormInput): Record<string, string> {
+  const values = Object.fromEntries(Object.keys(scheduleValues(null)).map((k) => [k, text(input, k)]));
+  for (const day of WEEKDAYS)
+    for (const i of intervalIndices(input, day))
+      for (const end of ['from', 'to'] as const) values[hourField(day, i, end)] = text(input, hourField(day, i, end));
+  return values;
+}
+
+/**
+ * "Add interval" (`add:mon`) and "Remove" (`remove:mon:2`) without JavaScript: the values with one more
+ * empty pair, or one pair fewer; null for any other action.
+ */
+export function valuesAfterHoursAction(values: Record<string, string>, action: string): Record<string, string> | null {
+  const match = /^(add|remove):(mon|tue|wed|thu|fri|sat|sun)(?::(\d{1,2}))?$/.exec(action);
+  if (!match) return null;
+  const [, what, day = ''] = match;
+  const next = { ...values };
+  if (what === 'add') {
+    const last = intervalIndices(values, day).at(-1) ?? -1;
+    next[hourField(day, last + 1, 'from')] = '';
+    next[hourField(day, last + 1, 'to')] = '';
+  } else {
+    delete next[hourField(day, Number(match[3]), 'from')];
+    delete next[hourField(day, Number(match[3]), 'to')];
+  }
+  return next;
 }
 
 export interface ReasonValues {
@@ -273,10 +350,26 @@ export function formRowsFromInput(input: FormInput): FormRowInput[] {
   return rows;
 }
 
+/** A row nothing was typed into (the editor's empty rows): ignored, while a label without a name is a problem. */
+export const isBlankRow = (r: FormRowInput) => r.name === '' && r.label.trim() === '' && r.options.trim() === '';
+
+/** An empty row of the editor, numbered `row`. */
+export const blankRow = (row: number): FormRowInput => ({
+  row,
+  position: row + 1,
+  name: '',
+  label: '',
+  formType: 'textbox',
+  inputType: 'text',
+  required: false,
+  options: '',
+  remove: false,
+});
+
 /** Checks the rows with the import file's rules; every problem at once (FormProblems keyed "f<row>_<what>"). */
 export function formFromRows(rows: readonly FormRowInput[]): FormField[] {
   const kept = rows
-    .filter((r) => !r.remove && r.name !== '')
+    .filter((r) => !r.remove && !isBlankRow(r))
     .map((r, i) => ({ r, i }))
     .sort((a, b) => a.r.position - b.r.position || a.i - b.i)
     .map(({ r }) => r);

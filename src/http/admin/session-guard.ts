@@ -10,8 +10,12 @@ import { html } from './html.js';
 import { page, type PageContext } from './layout.js';
 import { body, sendPage, setState, state, type AdminDeps } from './context.js';
 import { PRE_COOKIE, SESSION_COOKIE, preToken } from './cookies.js';
+import { accessTo } from './roles.js';
 
 const PUBLIC_PATHS = new Set(['/admin/setup', '/admin/signin', '/admin/assets/admin.css', '/admin/assets/admin.js']);
+/** the link an invited user opens before they have an account (app/admin-users.ts) */
+const INVITATION_PATH = /^\/admin\/invitation\/[A-Za-z0-9_-]+$/;
+const isPublic = (path: string) => PUBLIC_PATHS.has(path) || INVITATION_PATH.test(path);
 
 export function guardSessions(app: FastifyInstance, { db, clock, snapshots }: AdminDeps): void {
   let secret: Buffer | null = null;
@@ -28,10 +32,30 @@ export function guardSessions(app: FastifyInstance, { db, clock, snapshots }: Ad
     if (!configured) {
       setState(request, { session: null, page: { ...pageCtx, csrf: preToken(request, reply, await getSecret()) }, snapshot });
     } else if (!session) {
-      if (!PUBLIC_PATHS.has(path) || path === '/admin/setup') return reply.redirect('/admin/signin', 303);
+      if (!isPublic(path) || path === '/admin/setup') return reply.redirect('/admin/signin', 303);
       setState(request, { session: null, page: { ...pageCtx, csrf: preToken(request, reply, await getSecret()) }, snapshot });
     } else {
-      setState(request, { session, page: { ...pageCtx, email: session.email, csrf: csrfToken(await getSecret(), session) }, snapshot });
+      setState(request, {
+        session,
+        page: { ...pageCtx, email: session.email, csrf: csrfToken(await getSecret(), session), session },
+        snapshot,
+      });
+      // the role's guard, before the CSRF check: a page the role may not open is refused alike for GET and POST
+      const access = isPublic(path) ? 'allowed' : accessTo(session, path);
+      if (access !== 'allowed') {
+        const notFound = access === 'not-found';
+        return sendPage(
+          reply,
+          page(
+            state(request).page,
+            notFound ? 'Not found' : 'Not for your role',
+            notFound
+              ? html`<p>There is no such page. <a href="/admin/bookings">Back to the bookings</a>.</p>`
+              : html`<p class="danger">This page is for administrators. Your account (staff) works with the bookings and customers of your schedules. <a href="/admin/bookings">Back to the bookings</a>.</p>`,
+          ),
+          notFound ? 404 : 403,
+        );
+      }
     }
     if (request.method === 'POST') {
       const sent = text(body(request), '_csrf');

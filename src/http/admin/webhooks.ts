@@ -72,7 +72,7 @@ ${input('Endpoint URL', 'url', values.url ?? '', errors, {
 })}
 <fieldset${errors.events ? html` class="invalid" aria-describedby="events-error"` : ''}><legend>Events</legend>
 ${WEBHOOK_EVENTS.map((e) => checkbox(e, eventField(e), chosen.includes(e)))}
-<small>booking.rescheduled is sent once customers can move their own bookings.</small>${fieldError(errors, 'events')}</fieldset>
+<small>booking.rescheduled: a booking moved (manage link or Reschedule); booking.restored: a cancellation undone in the admin area.</small>${fieldError(errors, 'events')}</fieldset>
 <button>Add endpoint</button></form></section>`,
       { flash },
     );

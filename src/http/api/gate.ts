@@ -1,10 +1,11 @@
 // The answers of the checks every /api call makes before its own (app/api-access.ts decides, in the
 // order of docs/decisions.md §1): 503 not configured -> 503 API disabled -> 401 token -> 429 rate limit.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiAccessCheck } from '../../app/api-access.js';
 import type { Versions } from '../../app/answer-cache.js';
 import type { Snapshot } from '../../app/snapshot.js';
 import { idParam } from '../id-param.js';
+import { errorHandler } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,6 +58,27 @@ export function apiGate(checkAccess: ApiAccessCheck) {
         return reply.code(401).header('www-authenticate', 'Bearer realm="api"').send({ error: 'Unauthorized' });
       case 'rate limited':
         return reply.code(429).header('retry-after', rate!.resetSeconds).send({ error: 'Too Many Requests' });
+    }
+  };
+}
+
+/** A path under /api (the gate's scope), also when it holds what the router cannot decode. */
+export const underApi = (url: string) => /^\/api(\/|\?|$)/.test(url);
+
+/**
+ * What no route can take under /api because its path has a broken %-escape (`/api/schedules%zz`): the
+ * router refuses it before any hook, but the order of docs/decisions.md §1 holds for every /api request, so
+ * the gate answers first (503, 401, 429), and then it is a path that does not exist: 404, whatever the method.
+ */
+export function unroutableApiRequest(checkAccess: ApiAccessCheck) {
+  const gate = apiGate(checkAccess);
+  return async function unroutable(request: FastifyRequest, reply: FastifyReply) {
+    try {
+      await gate(request, reply);
+      if (!reply.sent) await reply.code(404).send({ error: 'Not Found' });
+    } catch (error) {
+      // the database could not answer the gate: the same answer as on a routed request (errors.ts)
+      await errorHandler(error as FastifyError, request, reply);
     }
   };
 }
