@@ -10,15 +10,20 @@
 // from every 2xx response time (sub-millisecond, ms to 2 decimals).
 // Env: BENCH_ENGINES=sqlite,postgres  BENCH_SCENARIOS=reads,mixed,bookings  BENCH_CONNECTIONS (20)
 // BENCH_SECONDS (5, per closed-loop target)  BENCH_BOOKING_RATE (100/s)  BENCH_BOOKINGS_OFFERED (1000)
-// BENCH_SCHEDULES (50)  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS  BENCH_KEEP (keep the SQLite file).
+// BENCH_SCHEDULES (50)  BENCH_POSTGRES_URL  BENCH_SERVER_NODE_ARGS  BENCH_KEEP (keep the SQLite file)
+// BENCH_BASELINE=<git rev> (e.g. main): that commit's server, built in a temporary directory, is measured
+// the same way right before this checkout's, per engine, and the summary shows both (on a shared machine
+// the load changes from minute to minute: figures of one run side by side compare better than runs apart).
+// Only the mixed load on PostgreSQL against main: BENCH_ENGINES=postgres BENCH_SCENARIOS=mixed BENCH_BASELINE=main.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { connect } from '../src/db/connect.js';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { load, offerBookings, type Figures, type OfferedBookings } from './measure.js';
+import { buildBaseline, freePort, load, offerBookings, type Figures, type OfferedBookings } from './measure.js';
 import { seedInstallation, addBookingSchedules, today, shuffled, SEEDED_BOOKINGS, HORIZON_DAYS, type BenchSchedule } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -65,6 +70,8 @@ interface Bookings {
 }
 interface EngineFigures {
   engine: Engine;
+  /** the baseline's commit, when these are its figures */
+  baseline?: string;
   reads?: Reads;
   mixed?: Mixed;
   bookings?: Bookings;
@@ -171,7 +178,8 @@ class Api {
   }
 }
 
-async function benchEngine(engine: Engine, databaseUrl: string, port: number, scenarios: Scenario[]): Promise<EngineFigures> {
+async function benchEngine(engine: Engine, databaseUrl: string, scenarios: Scenario[], root = ROOT): Promise<EngineFigures> {
+  const port = await freePort();
   const started = Date.now();
   const { token, busiestDay, ...s } = await seedInstallation(databaseUrl);
   // the limiter must not distort the figures
@@ -180,6 +188,7 @@ async function benchEngine(engine: Engine, databaseUrl: string, port: number, sc
     encoding: 'utf8',
   });
   if (set.status !== 0) throw new Error(`booking set failed: ${set.stderr}`);
+  if (root !== ROOT) await forgetNewerMigrations(databaseUrl, root);
   console.log(
     `${engine}: seeded ${SEEDED_BOOKINGS} bookings in ${((Date.now() - started) / 1000).toFixed(1)} s; busiest day ${busiestDay}`,
   );
@@ -187,7 +196,7 @@ async function benchEngine(engine: Engine, databaseUrl: string, port: number, sc
   // what bin/booking runs, started directly so that BENCH_SERVER_NODE_ARGS can profile the server under
   // load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (not allowed in NODE_OPTIONS)
   const nodeArgs = (env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const server = startProcess(process.execPath, [...nodeArgs, join(ROOT, 'dist/cli/main.js'), 'serve', '--port', String(port)], {
+  const server = startProcess(process.execPath, [...nodeArgs, join(root, 'dist/cli/main.js'), 'serve', '--port', String(port)], {
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: 'warn',
   });
@@ -250,6 +259,25 @@ async function benchEngine(engine: Engine, databaseUrl: string, port: number, sc
   }
 }
 
+/**
+ * The database was migrated by this checkout; a baseline's server refuses to start on migrations it does not
+ * know (Kysely), so they are forgotten (what they created stays, unused by the baseline's code).
+ */
+async function forgetNewerMigrations(databaseUrl: string, root: string): Promise<void> {
+  const known = readdirSync(join(root, 'src/db/migrations'))
+    .filter((f) => /^\d{3}-.*\.ts$/.test(f))
+    .map((f) => f.slice(0, -3));
+  const db = connect(databaseUrl);
+  try {
+    await db.kysely
+      .deleteFrom('kysely_migration' as never)
+      .where('name' as never, 'not in', known as never)
+      .execute();
+  } finally {
+    await db.close();
+  }
+}
+
 async function withPostgresDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
   const name = `booking_bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
@@ -277,8 +305,11 @@ const statuses = (others: Record<string, number>) =>
     .map(([status, n]) => `${n} x ${status}`)
     .join(', ') || 'none';
 
-function printEngine({ engine, reads, mixed, bookings }: EngineFigures): void {
-  console.log(`\n${engine}: ${CONNECTIONS} connections x ${SECONDS} s per closed-loop target`);
+const nameOf = (f: EngineFigures) => (f.baseline ? `${f.engine}@${f.baseline}` : f.engine);
+
+function printEngine(figures: EngineFigures): void {
+  const { reads, mixed, bookings } = figures;
+  console.log(`\n${nameOf(figures)}: ${CONNECTIONS} connections x ${SECONDS} s per closed-loop target`);
   console.log(
     `${'target'.padEnd(38)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)}  ratio`,
   );
@@ -391,7 +422,7 @@ const TARGETS: Target[] = [
 ];
 
 function printSummary(results: EngineFigures[]): void {
-  console.log(`\nissue 13 targets${' '.repeat(24)}${results.map((r) => r.engine.padEnd(24)).join('')}`);
+  console.log(`\nissue 13 targets${' '.repeat(24)}${results.map((r) => nameOf(r).padEnd(24)).join('')}`);
   for (const target of TARGETS) {
     const cells = results.map((f) => {
       const value = target.value(f);
@@ -419,11 +450,21 @@ async function main() {
       `autocannon ${CONNECTIONS} connections x ${SECONDS} s per closed-loop target; scenarios ${scenarios.join(', ')}`,
   );
   const dir = mkdtempSync(join(tmpdir(), 'booking-bench-'));
+  const baseline = env.BENCH_BASELINE ? buildBaseline(env.BENCH_BASELINE, 'booking-bench-baseline-') : null;
   const results: EngineFigures[] = [];
   try {
-    if (engines.includes('sqlite')) results.push(await benchEngine('sqlite', `sqlite:${join(dir, 'bench.db')}`, 3901, scenarios));
-    if (engines.includes('postgres')) results.push(await withPostgresDatabase((url) => benchEngine('postgres', url, 3902, scenarios)));
+    for (const engine of engines) {
+      // the baseline first, then this checkout, each on a fresh database of its own
+      for (const root of baseline ? [baseline.root, ROOT] : [ROOT]) {
+        const figures =
+          engine === 'sqlite'
+            ? await benchEngine('sqlite', `sqlite:${join(mkdtempSync(join(dir, 'run-')), 'bench.db')}`, scenarios, root)
+            : await withPostgresDatabase((url) => benchEngine('postgres', url, scenarios, root));
+        results.push(root === ROOT ? figures : { ...figures, baseline: env.BENCH_BASELINE });
+      }
+    }
   } finally {
+    baseline?.dispose();
     if (!env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
     else console.log('kept', dir);
   }

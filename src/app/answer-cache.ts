@@ -60,12 +60,32 @@ export class AnswerCache<T> {
   private readonly entries = new Map<string, CachedAnswer<T> & { weight: number }>();
   private readonly running = new Map<string, { configVersion: number; bookingsVersion: number; done: Promise<CachedAnswer<T>> }>();
   private weight = 0;
+  /** the keys held per group (a schedule's answers: keys start with its id and a colon) */
+  private readonly groups = new Map<string, Set<string>>();
 
   /** bounded by the total weight of the answers held (their number of days or free times), not by count */
   constructor(
     private readonly maxWeight: number,
     private readonly weigh: (value: T) => number,
   ) {}
+
+  /**
+   * The oldest bookings version of the answers held for a schedule under this config version, leaving out
+   * those more than `within` versions behind the newest (a rarely asked answer reads its changes itself):
+   * the version from which a read of the schedule's changes brings what all of them need.
+   */
+  oldestBookingsVersion(scheduleId: number, configVersion: number, within: number): number | undefined {
+    const keys = this.groups.get(String(scheduleId));
+    if (!keys) return undefined;
+    const versions: number[] = [];
+    for (const key of keys) {
+      const entry = this.entries.get(key)!;
+      if (entry.configVersion === configVersion) versions.push(entry.bookingsVersion);
+    }
+    if (!versions.length) return undefined;
+    const newest = Math.max(...versions);
+    return Math.min(...versions.filter((v) => v >= newest - within));
+  }
 
   get(key: string, configVersion: number, bookingsVersion: number, now: number): T | undefined {
     const hit = this.entries.get(key);
@@ -135,6 +155,10 @@ export class AnswerCache<T> {
     }
     this.entries.set(key, { ...answer, weight });
     this.weight += weight;
+    const group = groupOf(key);
+    let keys = this.groups.get(group);
+    if (!keys) this.groups.set(group, (keys = new Set()));
+    keys.add(key);
   }
 
   private delete(key: string): void {
@@ -142,8 +166,14 @@ export class AnswerCache<T> {
     if (!entry) return;
     this.entries.delete(key);
     this.weight -= entry.weight;
+    const group = groupOf(key);
+    const keys = this.groups.get(group)!;
+    keys.delete(key);
+    if (!keys.size) this.groups.delete(group);
   }
 }
+
+const groupOf = (key: string) => key.slice(0, key.indexOf(':'));
 
 const serves = (answer: CachedAnswer<unknown>, configVersion: number, bookingsVersion: number, now: number) =>
   answer.configVersion === configVersion && answer.bookingsVersion >= bookingsVersion && answer.validFrom <= now && now < answer.validUntil;

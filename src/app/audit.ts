@@ -5,7 +5,7 @@
 import type { Db } from '../db/connect.js';
 import { TimeZone } from '../core/time/zone.js';
 import { formatClock, formatDate } from '../core/time/calendar.js';
-import { insertAuditEvent, listBookingAudit, listLatestAudit, type AuditListRow } from '../db/repos/audit.repository.js';
+import { insertAuditEvent, listBookingAudit, listLatestAudit, type AuditListRow, type AuditRow } from '../db/repos/audit.repository.js';
 
 /** Who made a change: an admin user (with the name shown when they acted), or the API, the customer, the CLI, the system. */
 export type Actor = { kind: 'admin'; adminId: number; label: string } | { kind: 'api' | 'customer' | 'cli' | 'system' };
@@ -37,15 +37,19 @@ export async function recordAudit(
   summary: string,
   now: number,
 ): Promise<void> {
-  await insertAuditEvent(trx, {
+  await insertAuditEvent(trx, { ...auditEvent(actor, action, summary, now), bookingId });
+}
+
+/** An event's row but its booking: for a write that inserts it with the booking it creates (createBooking). */
+export function auditEvent(actor: Actor, action: AuditAction, summary: string, now: number): Omit<AuditRow, 'bookingId'> {
+  return {
     at: now,
     actorKind: actor.kind,
     actorAdminId: actor.kind === 'admin' ? actor.adminId : null,
     actorLabel: actor.kind === 'admin' ? actor.label : '',
     action,
-    bookingId,
     summary,
-  });
+  };
 }
 
 export type AuditEntry = AuditListRow;

@@ -1,6 +1,7 @@
 // Read use-cases behind GET /reasons, /days, /slots and /forms: the cached schedule, cached answers
 // checked by version reads, and on a miss one indexed range read of the bookings and the pure engine.
 import type { Db } from '../db/connect.js';
+import type { ChangeReach } from '../db/hot-reads.js';
 import {
   answerCachesOf,
   type CachedAnswer,
@@ -84,7 +85,7 @@ export async function listDays(
   const version = await bookingsVersionOf(db, schedule.id, known);
   return answerCachesOf(db).days.obtain(`${schedule.id}:${reason.id}`, snapshot.version, version, now, async (previous) => {
     const window = bookingWindow(ctx);
-    const updated = previous && (await updatedDays(db, schedule, ctx, window.firstDay, previous));
+    const updated = previous && (await updatedDays(db, schedule, ctx, window.firstDay, previous, known));
     if (updated) return updated;
     const bookings = await readBookingsAround(db, schedule, ctx, window.firstDay, window.lastDay);
     return freeDaysAnswer(ctx, window.firstDay, firstFreeStarts(ctx, bookings, window.firstDay, window.lastDay));
@@ -110,18 +111,50 @@ async function updatedDays(
   ctx: AvailabilityContext,
   firstDay: number,
   previous: CachedAnswer<FreeDays>,
+  known: Versions | undefined,
 ): Promise<Computed<FreeDays> | null> {
   if (previous.value.firstDay !== firstDay || ctx.now < previous.validFrom || ctx.now >= previous.validUntil) return null;
+  const { before, after } = changeReach(ctx);
+  // the changes read with the request's versions (PostgreSQL), when they reach back to the answer's version
+  // and far enough around each change: exactly up to the version read, so the answer is at that version
+  const brought = known?.scheduleId === schedule.id ? known.changes : undefined;
+  if (brought && brought.since <= previous.bookingsVersion && brought.reach.before >= before && brought.reach.after >= after)
+    return { ...updatedStarts(ctx, firstDay, previous, brought), bookingsVersion: known!.bookings! };
   // read after the version the request read, so it holds every change up to it (and perhaps later ones,
   // which the answer then holds too on the days they touch; it keeps the version asked for, the lower bound)
-  const { before, after } = changeReach(ctx);
-  const { changed, around } = await db.hot.changesAround(schedule.id, previous.bookingsVersion, before, after);
+  const changes = await db.hot.changesAround(schedule.id, previous.bookingsVersion, before, after);
+  return { ...updatedStarts(ctx, firstDay, previous, changes), bookingsVersion: previous.bookingsVersion };
+}
+
+/** The answer with the days the changes touch scanned again with the bookings around them. */
+function updatedStarts(
+  ctx: AvailabilityContext,
+  firstDay: number,
+  previous: CachedAnswer<FreeDays>,
+  { changed, around }: { changed: readonly BookedTime[]; around: BookedTime[] },
+): Computed<FreeDays> {
   const starts = [...previous.value.starts];
   const lastDay = firstDay + starts.length - 1;
   for (const { first, last } of touchedRuns(ctx, changed, firstDay, lastDay)) {
     starts.splice(first - firstDay, last - first + 1, ...firstFreeStarts(ctx, around, first, last));
   }
-  return { ...freeDaysAnswer(ctx, firstDay, starts), bookingsVersion: previous.bookingsVersion };
+  return freeDaysAnswer(ctx, firstDay, starts);
+}
+
+const scheduleReaches = new WeakMap<ScheduleView, ChangeReach>();
+
+/** The widest reach of a change over the schedule's reasons: what a read of its changes brings around each (Versions.changes). */
+export function scheduleChangeReach(schedule: ScheduleView): ChangeReach {
+  let reach = scheduleReaches.get(schedule);
+  if (!reach) {
+    reach = { before: 0, after: 0 };
+    for (const { durationMinutes } of schedule.reasons.values()) {
+      const { before, after } = changeReach({ rules: schedule.rules, durationMinutes });
+      reach = { before: Math.max(reach.before, before), after: Math.max(reach.after, after) };
+    }
+    scheduleReaches.set(schedule, reach);
+  }
+  return reach;
 }
 
 /**
@@ -130,7 +163,7 @@ async function updatedDays(
  * buffers, and a day's candidates meet bookings starting up to MAX_DURATION_MINUTES and the buffers before
  * it (relevantBookingStarts). Generous: more bookings than needed change nothing but the read's size.
  */
-function changeReach({ rules, durationMinutes }: AvailabilityContext): { before: number; after: number } {
+function changeReach({ rules, durationMinutes }: Pick<AvailabilityContext, 'rules' | 'durationMinutes'>): ChangeReach {
   const reach = (rules.bufferBeforeMinutes + rules.bufferAfterMinutes + durationMinutes) * MINUTE_MS;
   return { before: 2 * reach + MAX_DURATION_MINUTES * MINUTE_MS + 3 * DAY_MS, after: 2 * reach + 3 * DAY_MS };
 }
@@ -189,9 +222,34 @@ export async function listSlots(
   return slots;
 }
 
+/** A requested time within the booking window, and the starts of the bookings that can stand in its way. */
+export interface RequestedTime {
+  readonly day: number;
+  readonly minute: number;
+  /** bookings starting in [from, to) are the ones its check needs */
+  readonly from: number;
+  readonly to: number;
+}
+
+/** The local time a slot string names, when it can be free at all (NotFound otherwise: malformed, off-second, outside the window). */
+export function requestedTime(ctx: AvailabilityContext, slotText: string): RequestedTime {
+  const local = parseLocalDateTime(slotText);
+  if (local === null || local.second !== 0) throw new NotFound('Time not available');
+  const window = bookingWindow(ctx);
+  if (local.day < window.firstDay || local.day > window.lastDay) throw new NotFound('Time not available');
+  return { day: local.day, minute: local.minute, ...relevantBookingStarts(ctx, local.day, local.day) };
+}
+
+/** The free time at `at` given the bookings starting in its range, or NotFound (docs/decisions.md §5: taken, closed, past, off-grid…). */
+export function freeSlotAmong(ctx: AvailabilityContext, at: RequestedTime, bookings: readonly BookedTime[]): FreeSlot {
+  const slot = findFreeSlot(ctx, at.day, at.minute, bookings);
+  if (!slot) throw new NotFound('Time not available');
+  return slot;
+}
+
 /**
  * The free time a slot string names, or NotFound (docs/decisions.md §5: taken, closed, past, off-grid,
- * nonexistent…). Uncached, from the bookings as `trx` sees them: the booking's own transaction re-checks here.
+ * nonexistent…). Uncached, from the bookings as `trx` sees them: a booking's own transaction re-checks here.
  */
 export async function freeSlotAt(
   trx: Db['kysely'],
@@ -200,15 +258,8 @@ export async function freeSlotAt(
   slotText: string,
   exceptBookingId?: number,
 ): Promise<FreeSlot> {
-  const local = parseLocalDateTime(slotText);
-  if (local === null || local.second !== 0) throw new NotFound('Time not available');
-  const window = bookingWindow(ctx);
-  if (local.day < window.firstDay || local.day > window.lastDay) throw new NotFound('Time not available');
-  const { from, to } = relevantBookingStarts(ctx, local.day, local.day);
-  const bookings = await bookedTimes(trx, schedule.id, from, to, exceptBookingId);
-  const slot = findFreeSlot(ctx, local.day, local.minute, bookings);
-  if (!slot) throw new NotFound('Time not available');
-  return slot;
+  const at = requestedTime(ctx, slotText);
+  return freeSlotAmong(ctx, at, await bookedTimes(trx, schedule.id, at.from, at.to, exceptBookingId));
 }
 
 /**

@@ -4,15 +4,21 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import {
+  bookedTimes,
   bumpBookingsVersion,
   findBookedForCancel,
   findBookingDetails,
-  insertBooking,
   markBookingCancelled,
   updateBookingAnswers,
   type BookingDetails,
 } from '../db/repos/booking.repository.js';
-import { saveCustomer } from '../db/repos/customer.repository.js';
+import {
+  bookingsSeen,
+  storeBookingIfUnchanged,
+  storeBookingLocked,
+  type BookingToStore,
+  type StoredBooking,
+} from '../db/repos/booking-store.repository.js';
 import { loadSettings } from '../db/repos/installation.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, reminderDueTimes, type MessageKind } from '../core/messages.js';
@@ -22,9 +28,10 @@ import { validateSubmission, publicFields, type Answer, type FormField } from '.
 import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
 import type { OnCreated } from './form-tokens.js';
-import { availabilityContext, findReason, findSchedule, freeSlotAt } from './availability.js';
+import { availabilityContext, findReason, findSchedule, freeSlotAmong, requestedTime } from './availability.js';
+import type { FreeSlot } from '../core/availability/free-slots.js';
 import { bookingForEvent, queueBookingEvent, subscribedWebhookEndpoints } from './webhooks.js';
-import { API_ACTOR, auditTime, recordAudit, type Actor } from './audit.js';
+import { API_ACTOR, auditEvent, auditTime, recordAudit, type Actor } from './audit.js';
 
 export interface BookingRequest {
   scheduleId: number;
@@ -87,43 +94,11 @@ export async function createBooking(
   const customerRecipient = mailRecipient(email);
   const operator = mailRecipient(snapshot.settings.notifyEmail);
 
-  return db.write(async (trx) => {
-    // before the schedule's lock: bookings of one schedule wait for each other only for what needs it
-    const customer = await saveCustomer(
-      trx,
-      {
-        email,
-        firstName: answerText(answers, 'first_name'),
-        lastName: answerText(answers, 'last_name'),
-        phone: answerText(answers, 'phone'),
-      },
-      now,
-    );
-    // the bump is the lock: bookings of one schedule wait here for each other (PostgreSQL's row lock;
-    // SQLite's write lock is already held), one round trip less than a lock and a bump apart (issue 13:
-    // on PostgreSQL the round trips under the lock bound one schedule's bookings per second). A retirement
-    // takes the lock too: a schedule retired since the snapshot (or while this waited) is not found
-    const changedIn = await bumpBookingsVersion(trx, schedule.id, { inService: true });
-    if (changedIn === null) throw new NotFound('Schedule not found');
-    const slot = await freeSlotAt(trx, schedule, ctx, request.slot);
-    const end = slot.start + reason.durationMinutes * MINUTE_MS;
-    const detailsId = newDetailsId();
-    const bookingId = await insertBooking(trx, {
-      detailsId,
-      scheduleId: schedule.id,
-      reasonId: reason.id,
-      customerId: customer.id,
-      start: slot.start,
-      end,
-      source: request.source,
-      answers,
-      createdAt: now,
-      changedIn,
-      overrides,
-    });
-    // its reason retired since the snapshot (or while this waited for the lock)
-    if (bookingId === null) throw new NotFound('Reason not found');
-    const messages: { kind: MessageKind; recipient: string; notBefore?: number }[] = [];
+  const at = requestedTime(ctx, request.slot);
+  const actor = request.actor ?? (request.source === 'api' ? API_ACTOR : { kind: 'system' });
+  const detailsId = newDetailsId();
+  const toStore = (slot: FreeSlot): BookingToStore => {
+    const messages: BookingToStore['messages'][number][] = [];
     // staff booking by hand may choose not to e-mail the customer: then no confirmation and no reminders
     if (customerRecipient && request.emailCustomer !== false) {
       messages.push({ kind: 'booking_confirmation', recipient: customerRecipient });
@@ -132,12 +107,71 @@ export async function createBooking(
         messages.push({ kind: 'booking_reminder', recipient: customerRecipient, notBefore: due });
     }
     if (operator) messages.push({ kind: 'booking_notification', recipient: operator });
-    await enqueueMessages(trx, bookingId, messages, now);
-    // the subscribers as of the request's snapshot (none: no webhook work at all), the payload from what is at hand
-    const subscribers = snapshot.webhooks.get('booking.created') ?? [];
+    return {
+      customer: {
+        email,
+        firstName: answerText(answers, 'first_name'),
+        lastName: answerText(answers, 'last_name'),
+        phone: answerText(answers, 'phone'),
+      },
+      booking: {
+        detailsId,
+        scheduleId: schedule.id,
+        reasonId: reason.id,
+        start: slot.start,
+        end: slot.start + reason.durationMinutes * MINUTE_MS,
+        source: request.source,
+        answers,
+        createdAt: now,
+        overrides,
+      },
+      messages,
+      // no customer data in the trail: erasing a customer (GDPR) leaves nothing of them here
+      audit: auditEvent(actor, 'booking.created', `${reason.name}, ${request.slot.slice(0, 16)}`, now),
+    };
+  };
+  const createdOf = ({ bookingId, customer }: StoredBooking, slot: FreeSlot): BookingCreated => ({
+    bookingId,
+    detailsId,
+    customerId: customer.id,
+    start: slot.start,
+    end: slot.start + reason.durationMinutes * MINUTE_MS,
+  });
+  // the subscribers as of the request's snapshot (none: no webhook work at all)
+  const subscribers = snapshot.webhooks.get('booking.created') ?? [];
+
+  // PostgreSQL, nothing to write beyond the booking itself: checked against the bookings read outside the
+  // lock, and stored by one statement that takes the lock only if none of the bookings that matter changed
+  // meanwhile, so the schedule's lock is held for no round trip at all (issue 13). Else, or after a few
+  // changes in between, the locked transaction below. A schedule or reason retired since the snapshot is
+  // not found, as below: the statement stores nothing on a retired one (a retirement takes the lock too),
+  // and the read that follows a store refused tells a retirement from a booking changed meanwhile.
+  if (db.dialect === 'postgres' && subscribers.length === 0 && !onCreated) {
+    for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+      const seen = await bookingsSeen(db.kysely, schedule.id, reason.id, at.from, at.to);
+      if (seen.version === null) throw new NotFound('Schedule not found');
+      if (!seen.reasonInService) throw new NotFound('Reason not found');
+      const slot = freeSlotAmong(ctx, at, seen.booked);
+      const stored = await storeBookingIfUnchanged(db.kysely, toStore(slot), seen);
+      if (stored) return createdOf(stored, slot);
+    }
+  }
+
+  return db.write(async (trx) => {
+    // the bump is the lock: bookings of one schedule wait here for each other (PostgreSQL's row lock;
+    // SQLite's write lock is already held). The customer is saved after it, as the statement above does:
+    // one order of locks, so two bookings of one customer cannot deadlock. A retirement takes the lock too:
+    // a schedule retired since the snapshot (or while this waited) is not found, and so is a reason.
+    const changedIn = await bumpBookingsVersion(trx, schedule.id, { inService: true });
+    if (changedIn === null) throw new NotFound('Schedule not found');
+    const slot = freeSlotAmong(ctx, at, await bookedTimes(trx, schedule.id, at.from, at.to));
+    const store = toStore(slot);
+    const stored = await storeBookingLocked(trx, db.dialect, store, changedIn, now);
+    if (!stored) throw new NotFound('Reason not found');
+    const { customer } = stored;
     if (subscribers.length > 0) {
       const booking: BookingDetails = {
-        id: bookingId,
+        id: stored.bookingId,
         detailsId,
         scheduleId: schedule.id,
         scheduleName: schedule.name,
@@ -150,7 +184,7 @@ export async function createBooking(
         customerEmail: customer.email,
         customerPhone: customer.phone,
         start: slot.start,
-        end,
+        end: store.booking.end,
         status: 'booked',
         source: request.source,
         createdAt: now,
@@ -167,14 +201,14 @@ export async function createBooking(
       };
       await queueBookingEvent(trx, 'booking.created', booking, snapshot.settings.timezone, subscribers, now);
     }
-    const actor = request.actor ?? (request.source === 'api' ? API_ACTOR : { kind: 'system' });
-    // no customer data in the trail: erasing a customer (GDPR) leaves nothing of them here
-    await recordAudit(trx, actor, 'booking.created', bookingId, `${reason.name}, ${request.slot.slice(0, 16)}`, now);
-    const created = { bookingId, detailsId, customerId: customer.id, start: slot.start, end };
+    const created = createdOf(stored, slot);
     await onCreated?.(trx, created);
     return created;
   });
 }
+
+/** Tries of the lock-free store before the locked transaction: each fails only when a booking of the schedule committed during it. */
+const OPTIMISTIC_ATTEMPTS = 3;
 
 /**
  * Cancels a booking (admin area): its time is free on the next request, and a cancellation message to the

@@ -65,6 +65,11 @@ export class SnapshotCache {
 
   constructor(private readonly db: Db) {}
 
+  /** The snapshot loaded last, if any: without a read, for what may be out of date (a hint). */
+  latest(): Snapshot | null {
+    return this.snapshot;
+  }
+
   /** The snapshot as of the database's current config version (one primary-key read). */
   async current(): Promise<Snapshot> {
     return this.at((await this.db.hot.versions(null)).config);

@@ -15,6 +15,7 @@ import { findAndClosures } from './migrations/012-find-and-closures.js';
 import { customerRecords } from './migrations/013-customer-records.js';
 import { bookingAttendance } from './migrations/014-booking-attendance.js';
 import { adminUsers } from './migrations/015-admin-users.js';
+import { bookingUnchanged } from './migrations/016-booking-unchanged.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -33,6 +34,7 @@ function migrationsFor(db: Db): Record<string, Migration> {
     '013-customer-records': customerRecords(db.dialect),
     '014-booking-attendance': bookingAttendance(db.dialect),
     '015-admin-users': adminUsers(db.dialect),
+    '016-booking-unchanged': bookingUnchanged(db.dialect),
   };
 }
 

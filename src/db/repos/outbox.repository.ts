@@ -25,6 +25,12 @@ type Q = Kysely<Database>;
 export type OutboxRow = Selectable<OutboxTable>;
 const DUE_STATES: readonly MessageState[] = ['queued', 'retrying', 'sending'];
 
+/** Callers pass only checked addresses (mailRecipient); anything else is a bug, not a customer error. */
+export function checkRecipients(messages: readonly { kind: MessageKind; recipient: string }[]): void {
+  for (const m of messages)
+    if (mailRecipient(m.recipient) !== m.recipient) throw new Error(`refusing to queue mail to an invalid address (${m.kind})`);
+}
+
 /** Queues messages in the caller's transaction, so they exist exactly when the booking does; each is due at once or at its `notBefore`. */
 export async function enqueueMessages(
   trx: Q,
@@ -33,10 +39,7 @@ export async function enqueueMessages(
   now: number,
 ): Promise<void> {
   if (messages.length === 0) return;
-  for (const m of messages) {
-    // callers pass only checked addresses (mailRecipient); anything else is a bug, not a customer error
-    if (mailRecipient(m.recipient) !== m.recipient) throw new Error(`refusing to queue mail to an invalid address (${m.kind})`);
-  }
+  checkRecipients(messages);
   await trx
     .insertInto('outbox')
     .values(
