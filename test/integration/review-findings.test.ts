@@ -35,7 +35,7 @@ describeEachDatabase('review findings', (dialect) => {
   });
   after(() => inst.close());
 
-  const bookedOnRetiredReason = async () =>
+  const bookedOnRetiredReason = async (scheduleId: number) =>
     (
       await inst.db.kysely
         .selectFrom('bookings')
@@ -44,6 +44,7 @@ describeEachDatabase('review findings', (dialect) => {
         .where('bookings.status', '=', 'booked')
         .where('bookings.end_at', '>', NOW)
         .where('reasons.retired_at', 'is not', null)
+        .where('bookings.schedule_id', '=', scheduleId)
         .execute()
     ).length;
 
@@ -64,7 +65,7 @@ describeEachDatabase('review findings', (dialect) => {
     const stale = await new SnapshotCache(inst.db).current(); // read by the request before the retirement commits
     await retireReason(inst.db, s.id, s.reasons[1]!.id, NOW); // 'Other' has no upcoming booking: allowed
     await rescheduleBooking(inst.db, stale, created.bookingId, '2026-06-02 11:00:00', NOW, 'office', s.reasons[1]!.id).catch(() => {});
-    assert.equal(await bookedOnRetiredReason(), 0, 'an upcoming booking now sits on the retired reason');
+    assert.equal(await bookedOnRetiredReason(s.id), 0, 'an upcoming booking now sits on the retired reason');
   });
 
   test('undo of a cancellation with a reason retired since the snapshot is refused', async () => {
@@ -74,7 +75,7 @@ describeEachDatabase('review findings', (dialect) => {
     const stale = await new SnapshotCache(inst.db).current();
     await retireReason(inst.db, s.id, s.reasons[1]!.id, NOW); // no upcoming booking on it: allowed
     await restoreBooking(inst.db, stale, created.detailsId, NOW).catch(() => {});
-    assert.equal(await bookedOnRetiredReason(), 0, 'an upcoming booking now sits on the retired reason');
+    assert.equal(await bookedOnRetiredReason(s.id), 0, 'an upcoming booking now sits on the retired reason');
   });
 
   test('a no-show moved by the office to a future time is no longer marked no-show', async () => {
