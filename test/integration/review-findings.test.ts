@@ -21,8 +21,9 @@ describeEachDatabase('review findings', (dialect) => {
   before(async () => {
     inst = await testInstallation(dialect, {
       now: NOW,
-      schedules: Array.from({ length: 3 }, (_, i) => ({
+      schedules: Array.from({ length: 4 }, (_, i) => ({
         name: `Desk ${i}`,
+        reminder_minutes_before: [1440],
         slot_interval_minutes: 30,
         horizon_days: 30,
         weekly_hours: ALL_WEEK([['09:00', '17:00']]),
@@ -91,5 +92,25 @@ describeEachDatabase('review findings', (dialect) => {
       .executeTakeFirstOrThrow();
     assert.ok(Number(row.start_at) > later);
     assert.equal(row.attendance, null, 'a future appointment still marked no-show (lists, status filter, CSV say "no-show")');
+  });
+
+  test('after the office moves a booking a week later, its reminder is due 24 h before the new time, not the old', async () => {
+    const s = inst.schedules[3]!;
+    const created = await book(3, 0, '2026-06-03 10:00:00');
+    const snapshot = await new SnapshotCache(inst.db).current();
+    assert.equal(await rescheduleBooking(inst.db, snapshot, created.bookingId, '2026-06-10 10:00:00', NOW, 'office'), 'moved');
+    const due = await inst.db.kysely
+      .selectFrom('outbox')
+      .select(['next_attempt_at', 'state'])
+      .where('booking_id', '=', created.bookingId)
+      .where('kind', '=', 'booking_reminder')
+      .where('state', 'in', ['queued', 'retrying'])
+      .execute();
+    const newStart = Date.UTC(2026, 5, 10, 8, 0);
+    assert.deepEqual(
+      due.map((r) => Number(r.next_attempt_at)),
+      [newStart - 86_400_000],
+      `reminder still due ${new Date(Number(due[0]?.next_attempt_at)).toISOString()}: a week early (s ${s.id})`,
+    );
   });
 });
