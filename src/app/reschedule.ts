@@ -116,13 +116,15 @@ export async function rescheduleBooking(
     if (slot.start === current.start && reason.id === current.reasonId) return 'unchanged';
     const end = slot.start + reason.durationMinutes * MINUTE_MS;
     const reasonChanged = reason.id !== current.reasonId;
-    await moveBookingTo(
+    const moved = await moveBookingTo(
       trx,
       current.id,
       { start: current.start, end: current.end },
       { start: slot.start, end, ...(reasonChanged ? { reasonId: reason.id } : {}) },
       changedIn,
     );
+    // the snapshot may predate the reason's retirement, committed while this waited for the lock
+    if (!moved) throw new NotFound('This appointment cannot be moved here: the reason is retired');
     // A cached /days answer is brought up to date from the rows changed since it (bookings.changed_in), and a
     // moved row tells only its new time (and the last time it left): the days it left could be missed. A
     // move is rare, so it renews every answer instead: the config version (app/answer-cache.ts).
