@@ -89,4 +89,19 @@ describeEachDatabase('reschedule and undo rules', (dialect) => {
     await assert.rejects(restoreBooking(inst.db, stale, created.detailsId, NOW), Conflict);
     assert.equal(await bookedOnRetiredReason(s.id), 0, 'an upcoming booking now sits on the retired reason');
   });
+
+  test('a no-show moved by the office to a future time is no longer marked no-show', async () => {
+    const created = await book(2, 0, '2026-06-01 09:00:00');
+    const later = Date.UTC(2026, 5, 1, 7, 30); // 09:30 Berlin: the appointment has begun
+    await markAttendance(inst.db, created.detailsId, 'no_show', later);
+    const snapshot = await new SnapshotCache(inst.db).current();
+    assert.equal(await rescheduleBooking(inst.db, snapshot, created.bookingId, '2026-06-03 10:00:00', later, 'office'), 'moved');
+    const row = await inst.db.kysely
+      .selectFrom('bookings')
+      .select(['start_at', 'attendance'])
+      .where('id', '=', created.bookingId)
+      .executeTakeFirstOrThrow();
+    assert.ok(Number(row.start_at) > later);
+    assert.equal(row.attendance, null, 'a future appointment still marked no-show (lists, status filter, CSV say "no-show")');
+  });
 });

@@ -428,7 +428,8 @@ function reasonInService(eb: ExpressionBuilder<Database, 'bookings'>, reasonId: 
 /**
  * Moves a booked appointment to a new time, and to another reason of its schedule when `to.reasonId` is given
  * (already re-checked in this transaction); the SEQUENCE goes up. The rules staff set aside booking it by hand
- * are cleared: the new time was checked by every rule. False when the reason it lands on has been retired (nothing changed).
+ * are cleared: the new time was checked by every rule; so is a mark of whether the customer came (it was about
+ * the old time). False when the reason it lands on has been retired (nothing changed).
  */
 export async function moveBookingTo(
   trx: Q,
@@ -448,6 +449,8 @@ export async function moveBookingTo(
       changed_in: changedIn,
       sequence: eb('sequence', '+', 1),
       staff_overrides: null,
+      attendance: null,
+      attendance_at: null,
     }))
     .where('id', '=', id)
     .where((eb) => reasonInService(eb, to.reasonId))
