@@ -104,4 +104,24 @@ describeEachDatabase('reschedule and undo rules', (dialect) => {
     assert.ok(Number(row.start_at) > later);
     assert.equal(row.attendance, null, 'a future appointment still marked no-show (lists, status filter, CSV say "no-show")');
   });
+
+  test('after the office moves a booking a week later, its reminder is due 24 h before the new time, not the old', async () => {
+    const s = inst.schedules[3]!;
+    const created = await book(3, 0, '2026-06-03 10:00:00');
+    const snapshot = await new SnapshotCache(inst.db).current();
+    assert.equal(await rescheduleBooking(inst.db, snapshot, created.bookingId, '2026-06-10 10:00:00', NOW, 'office'), 'moved');
+    const due = await inst.db.kysely
+      .selectFrom('outbox')
+      .select(['next_attempt_at', 'state'])
+      .where('booking_id', '=', created.bookingId)
+      .where('kind', '=', 'booking_reminder')
+      .where('state', 'in', ['queued', 'retrying'])
+      .execute();
+    const newStart = Date.UTC(2026, 5, 10, 8, 0);
+    assert.deepEqual(
+      due.map((r) => Number(r.next_attempt_at)),
+      [newStart - 86_400_000],
+      `reminder still due ${new Date(Number(due[0]?.next_attempt_at)).toISOString()}: a week early (s ${s.id})`,
+    );
+  });
 });
