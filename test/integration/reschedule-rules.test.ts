@@ -124,4 +124,21 @@ describeEachDatabase('reschedule and undo rules', (dialect) => {
       `reminder still due ${new Date(Number(due[0]?.next_attempt_at)).toISOString()}: a week early (s ${s.id})`,
     );
   });
+
+  test('an undone cancellation no longer carries the rules staff set aside booking it by hand', async () => {
+    const s = inst.schedules[4]!;
+    // "hours" set aside though inside the hours: the undo's re-check (every rule) passes
+    const created = await book(4, 0, '2026-06-02 10:00:00', ['hours']);
+    assert.ok(await cancelBooking(inst.db, created.detailsId, NOW));
+    const snapshot = await new SnapshotCache(inst.db).current();
+    assert.equal(await restoreBooking(inst.db, snapshot, created.detailsId, NOW), 'restored');
+    const row = await inst.db.kysely
+      .selectFrom('bookings')
+      .select(['status', 'staff_overrides'])
+      .where('id', '=', created.bookingId)
+      .where('schedule_id', '=', s.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.status, 'booked');
+    assert.equal(row.staff_overrides, null, 'the restored booking still says rules were set aside for it');
+  });
 });

@@ -461,7 +461,8 @@ export async function moveBookingTo(
 /**
  * A cancelled booking booked again (the office's "Undo cancellation"), its time already re-checked in this
  * transaction under the schedule's lock. The SEQUENCE goes up past the cancellation's, so the new confirmation
- * replaces the cancelled event in the customer's calendar. False when it was not cancelled (any more) or its reason
+ * replaces the cancelled event in the customer's calendar. The rules staff set aside booking it by hand are
+ * cleared: the time was checked again by every rule. False when it was not cancelled (any more) or its reason
  * has been retired.
  */
 export async function markBookingRestored(trx: Q, id: number, changedIn: number): Promise<boolean> {
@@ -474,6 +475,7 @@ export async function markBookingRestored(trx: Q, id: number, changedIn: number)
       cancel_reason: null,
       changed_in: changedIn,
       sequence: eb('sequence', '+', 1),
+      staff_overrides: null,
     }))
     .where('id', '=', id)
     .where('status', '=', 'cancelled')
