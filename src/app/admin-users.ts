@@ -20,10 +20,12 @@ import {
   lockAdministrators,
   updateAdminRole,
   useInvitation,
+  withdrawOpenInvitations,
   type AdminUserRow,
   type InvitationRow,
 } from '../db/repos/admin-user.repository.js';
 import { loadSchedules } from '../db/repos/schedule.repository.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
 import { isEmailAddress } from '../core/forms/form-fields.js';
 import { controlCharacterProblem } from '../core/text.js';
@@ -87,8 +89,9 @@ export interface Invitation {
 
 /**
  * Invites a user: an e-mail not in use, a role, the schedules of staff. Returns the link's token, which is
- * stored only as its hash. `onCreated` runs in the transaction (the admin area's one-time form token, and
- * holding the link for the page that shows it once).
+ * stored only as its hash. An open invitation for the same address is replaced (its link stops working): one
+ * address, one link, so two links cannot both be accepted. `onCreated` runs in the transaction (the admin
+ * area's one-time form token, and holding the link for the page that shows it once).
  */
 export async function inviteUser(
   db: Db,
@@ -105,6 +108,8 @@ export async function inviteUser(
     const token = randomBytes(32).toString('base64url');
     const expiresAt = now + INVITATION_MS;
     await deleteOldInvitations(trx, now - INVITATION_MS);
+    if ((await withdrawOpenInvitations(trx, { email })).length > 0)
+      await recordAudit(trx, actor, 'user.invitation_withdrawn', null, `${email}: replaced by a new invitation`, now);
     await insertInvitation(
       trx,
       { tokenHash: sha256(token), email, role: input.role, scheduleIds, invitedBy: actor.kind === 'admin' ? actor.adminId : null },
@@ -148,24 +153,31 @@ export async function acceptInvitation(
   const invitation = await openInvitation(db, token, now);
   if (!invitation) throw new InvitationGone();
   const passwordHash = await hashPassword(input.password);
-  const adminId = await db.write(async (trx) => {
-    if (!(await useInvitation(trx, invitation.id, now))) throw new InvitationGone();
-    if (await adminEmailTaken(trx, invitation.email)) throw new InvalidInput(`${invitation.email} already has an account`, 'name');
-    const id = await insertAdminUser(
-      trx,
-      { email: invitation.email, name, passwordHash, role: invitation.role, scheduleIds: invitation.scheduleIds },
-      now,
-    );
-    await recordAudit(
-      trx,
-      { kind: 'admin', adminId: id, label: name },
-      'user.joined',
-      null,
-      `${invitation.email} as ${invitation.role}`,
-      now,
-    );
-    return id;
-  });
+  const taken = () => new InvalidInput(`${invitation.email} already has an account`, 'name');
+  const adminId = await db
+    .write(async (trx) => {
+      if (!(await useInvitation(trx, invitation.id, now))) throw new InvitationGone();
+      if (await adminEmailTaken(trx, invitation.email)) throw taken();
+      const id = await insertAdminUser(
+        trx,
+        { email: invitation.email, name, passwordHash, role: invitation.role, scheduleIds: invitation.scheduleIds },
+        now,
+      );
+      await recordAudit(
+        trx,
+        { kind: 'admin', adminId: id, label: name },
+        'user.joined',
+        null,
+        `${invitation.email} as ${invitation.role}`,
+        now,
+      );
+      return id;
+    })
+    .catch((error: unknown) => {
+      // on PostgreSQL another link for the address (one issued before replacing was the rule) can be accepted
+      // at the same moment: both checks pass before either commits, and the unique index refuses the second
+      throw isUniqueViolation(error) ? taken() : error;
+    });
   return createSession(db, adminId, now, name);
 }
 

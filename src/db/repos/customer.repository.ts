@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { isUniqueViolation } from '../unique-violation.js';
 
 type Q = Kysely<Database>;
 
@@ -182,12 +183,6 @@ export async function findCustomerIdByEmail(db: Q, email: string, except: number
     .where('id', '<>', except)
     .executeTakeFirst();
   return row ? row.id : null;
-}
-
-/** A unique index refused the row: PostgreSQL's unique_violation, SQLite's UNIQUE constraint. */
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 /**
