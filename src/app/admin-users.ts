@@ -183,7 +183,10 @@ export async function acceptInvitation(
 
 const LAST_ADMINISTRATOR = 'this is the last administrator: make another user administrator first';
 
-/** Changes a user's role and schedules; the last administrator stays one. Their sessions go on, with the new rights. */
+/**
+ * Changes a user's role and schedules; the last administrator stays one. Their sessions go on, with the new
+ * rights; a demoted administrator's open invitations are withdrawn.
+ */
 export async function changeUser(
   db: Db,
   id: number,
@@ -199,18 +202,40 @@ export async function changeUser(
       throw new InvalidInput(LAST_ADMINISTRATOR, 'role');
     const scheduleIds = await checkedAccess(trx, input.role, input.scheduleIds);
     await updateAdminRole(trx, id, input.role, scheduleIds);
+    // only an administrator invites: a demoted one's open invitations go with the right
+    if (user.role === 'administrator' && input.role !== 'administrator') await withdrawInvitationsIssuedBy(trx, user, actor, now);
     const where = input.role === 'staff' ? ` (schedules ${scheduleIds.join(', ')})` : '';
     await recordAudit(trx, actor, 'user.changed', null, `${user.email}: ${input.role}${where}`, now);
   });
 }
 
-/** Removes a user: every session of theirs ends at once; what they did stays in the trail under their name. */
+/** Withdraws an open invitation: its link stops working. NotFound when it was used, or withdrawn, meanwhile. */
+export async function withdrawInvitation(db: Db, id: number, actor: Actor, now: number): Promise<void> {
+  await db.write(async (trx) => {
+    const [email] = await withdrawOpenInvitations(trx, { id });
+    if (email === undefined) throw new NotFound('Invitation not found');
+    await recordAudit(trx, actor, 'user.invitation_withdrawn', null, email, now);
+  });
+}
+
+/** The open invitations a user issued go when they lose the right to invite (demoted or removed). */
+async function withdrawInvitationsIssuedBy(trx: Db['kysely'], user: AdminUserRow, actor: Actor, now: number): Promise<void> {
+  const emails = await withdrawOpenInvitations(trx, { invitedBy: user.id });
+  if (emails.length > 0)
+    await recordAudit(trx, actor, 'user.invitation_withdrawn', null, `${emails.join(', ')}: invited by ${user.email}`, now);
+}
+
+/**
+ * Removes a user: every session of theirs ends at once, and the invitations they issued and are still open
+ * are withdrawn; what they did stays in the trail under their name.
+ */
 export async function removeUser(db: Db, id: number, actor: Actor, now: number): Promise<void> {
   await db.write(async (trx) => {
     const administrators = await lockAdministrators(trx);
     const user = await findAdminUser(trx, id);
     if (!user) throw new NotFound('User not found');
     if (administrators.length === 1 && administrators[0] === id) throw new InvalidInput(LAST_ADMINISTRATOR, 'remove');
+    await withdrawInvitationsIssuedBy(trx, user, actor, now);
     await deleteAdminUser(trx, id);
     await recordAudit(trx, actor, 'user.removed', null, `${user.email} (${user.role})`, now);
   });
