@@ -12,13 +12,13 @@ import {
   updateBookingAnswers,
   type BookingDetails,
 } from '../db/repos/booking.repository.js';
-import { saveCustomer } from '../db/repos/customer.repository.js';
+import { customerVisibleTo, findCustomerIdByEmail, saveCustomer } from '../db/repos/customer.repository.js';
 import { loadSettings } from '../db/repos/installation.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, reminderDueTimes, type MessageKind } from '../core/messages.js';
 import type { BookingSource, StaffOverride } from '../core/bookings.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
-import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
+import { answerText, validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
 import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
 import type { OnCreated } from './form-tokens.js';
@@ -42,6 +42,12 @@ export interface BookingRequest {
   emailCustomer?: boolean;
   /** who books, for the audit trail; default: the API for source 'api', else the system */
   actor?: Actor;
+  /**
+   * Booking by hand by staff: the schedules whose customers they may see (app/admin-users.ts visibleSchedules).
+   * A customer matched by the e-mail address whom they may not see (customerVisibleTo) is linked to the
+   * booking without their details being changed: staff do not overwrite another schedule's customer.
+   */
+  visibleSchedules?: readonly number[] | null;
 }
 
 export interface BookingCreated {
@@ -55,17 +61,19 @@ export interface BookingCreated {
 /** 24 URL-safe characters, 144 random bits: unguessable, used in links and the admin area. */
 export const newDetailsId = () => randomBytes(18).toString('base64url');
 
-function answerText(answers: Readonly<Record<string, Answer>>, name: string): string {
-  const v = answers[name];
-  return typeof v === 'string' ? v : '';
-}
-
 /** The customer's e-mail: the value of the form's first e-mail field named 'email', else of any e-mail field. */
 function customerEmail(form: readonly FormField[], answers: Readonly<Record<string, Answer>>): string | null {
   const emailFields = publicFields(form).filter((f) => f.inputType === 'email');
   const field = emailFields.find((f) => f.name === 'email') ?? emailFields[0];
   const value = field ? answers[field.name] : undefined;
   return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** Whether a booking by `visibleSchedules`' staff may update the details of the customer with this address. */
+async function mayUpdateCustomer(trx: Db['kysely'], email: string | null, visibleSchedules: readonly number[] | null | undefined) {
+  if (!visibleSchedules || email === null) return true;
+  const existing = await findCustomerIdByEmail(trx, email);
+  return existing === null || (await customerVisibleTo(trx, existing, visibleSchedules));
 }
 
 export async function createBooking(
@@ -89,16 +97,15 @@ export async function createBooking(
 
   return db.write(async (trx) => {
     // before the schedule's lock: bookings of one schedule wait for each other only for what needs it
-    const customer = await saveCustomer(
-      trx,
-      {
-        email,
-        firstName: answerText(answers, 'first_name'),
-        lastName: answerText(answers, 'last_name'),
-        phone: answerText(answers, 'phone'),
-      },
-      now,
-    );
+    const details = {
+      email,
+      firstName: answerText(answers, 'first_name'),
+      lastName: answerText(answers, 'last_name'),
+      phone: answerText(answers, 'phone'),
+    };
+    const customer = await saveCustomer(trx, details, now, {
+      updateDetails: await mayUpdateCustomer(trx, email, request.visibleSchedules),
+    });
     // the bump is the lock: bookings of one schedule wait here for each other (PostgreSQL's row lock;
     // SQLite's write lock is already held), one round trip less than a lock and a bump apart (issue 13:
     // on PostgreSQL the round trips under the lock bound one schedule's bookings per second). A retirement
