@@ -9,23 +9,61 @@ import {
   type BookingDetails,
   type BookingFilter,
 } from '../db/repos/booking.repository.js';
-import { customerHasBookingIn, findCustomerRecord, listCustomerRecords, type CustomerRecord } from '../db/repos/customer.repository.js';
+import {
+  customersWithBookingsOutside,
+  customerVisibleTo,
+  findCustomerRecord,
+  listCustomerRecords,
+  type CustomerRecord,
+} from '../db/repos/customer.repository.js';
 import { personName } from '../core/text.js';
 import { statusLabel } from '../core/bookings.js';
 import { csvDocument } from '../core/csv.js';
-import type { Answer } from '../core/forms/form-fields.js';
+import { answerText, type Answer } from '../core/forms/form-fields.js';
 
 export type { BookingFilter };
 
 export interface BookingRow extends BookingDetails {
   /** first and last name, as the list shows it */
   customerName: string;
+  /** false: the customer's page is not for this user (staff; a customer shared with another schedule) */
+  customerVisible: boolean;
 }
 
-const bookingRow = (b: BookingDetails): BookingRow => ({ ...b, customerName: personName(b.customerFirstName, b.customerLastName) });
+const bookingRow = (b: BookingDetails, customerVisible = true): BookingRow => ({
+  ...b,
+  customerName: personName(b.customerFirstName, b.customerLastName),
+  customerVisible,
+});
+
+/**
+ * For staff, a booking whose customer they may not see (one shared with another schedule: customerVisibleTo)
+ * tells the customer as its own answers hold them, not the customer's record (whose details and notes are the
+ * other schedule's office's too).
+ */
+async function rowsFor(db: Db, bookings: BookingDetails[], scheduleIds: VisibleSchedules): Promise<BookingRow[]> {
+  if (scheduleIds === null) return bookings.map((b) => bookingRow(b));
+  const hidden = await customersWithBookingsOutside(
+    db.kysely,
+    bookings.map((b) => b.customerId),
+    scheduleIds,
+  );
+  return bookings.map((b) => {
+    if (!hidden.has(b.customerId)) return bookingRow(b);
+    const email = answerText(b.answers, 'email');
+    const asAnswered = {
+      ...b,
+      customerFirstName: answerText(b.answers, 'first_name'),
+      customerLastName: answerText(b.answers, 'last_name'),
+      customerEmail: email === '' ? null : email,
+      customerPhone: answerText(b.answers, 'phone'),
+    };
+    return bookingRow(asAnswered, false);
+  });
+}
 
 export async function listBookings(db: Db, filter: BookingFilter, now: number): Promise<BookingRow[]> {
-  return (await listBookingDetails(db.kysely, filter, now)).map(bookingRow);
+  return rowsFor(db, await listBookingDetails(db.kysely, filter, now), filter.scheduleIds ?? null);
 }
 
 /** One page of the matching bookings and how many match in all. */
@@ -82,7 +120,8 @@ export type VisibleSchedules = readonly number[] | null;
 export async function findBooking(db: Db, detailsId: string, scheduleIds: VisibleSchedules = null): Promise<BookingRow | null> {
   const booking = await findBookingDetails(db.kysely, { detailsId });
   if (!booking || (scheduleIds && !scheduleIds.includes(booking.scheduleId))) return null;
-  return bookingRow(booking);
+  const [row] = await rowsFor(db, [booking], scheduleIds);
+  return row!;
 }
 
 export interface CustomerRow extends CustomerRecord {
@@ -97,6 +136,6 @@ export async function listCustomers(db: Db, search: string, limit = 200, schedul
 
 export async function findCustomer(db: Db, id: number, scheduleIds: VisibleSchedules = null): Promise<CustomerRow | null> {
   const customer = await findCustomerRecord(db.kysely, id);
-  if (!customer || (scheduleIds && !(await customerHasBookingIn(db.kysely, id, scheduleIds)))) return null;
+  if (!customer || (scheduleIds && !(await customerVisibleTo(db.kysely, id, scheduleIds)))) return null;
   return customerRow(customer);
 }

@@ -20,10 +20,12 @@ import {
   lockAdministrators,
   updateAdminRole,
   useInvitation,
+  withdrawOpenInvitations,
   type AdminUserRow,
   type InvitationRow,
 } from '../db/repos/admin-user.repository.js';
 import { loadSchedules } from '../db/repos/schedule.repository.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
 import { isEmailAddress } from '../core/forms/form-fields.js';
 import { controlCharacterProblem } from '../core/text.js';
@@ -87,8 +89,9 @@ export interface Invitation {
 
 /**
  * Invites a user: an e-mail not in use, a role, the schedules of staff. Returns the link's token, which is
- * stored only as its hash. `onCreated` runs in the transaction (the admin area's one-time form token, and
- * holding the link for the page that shows it once).
+ * stored only as its hash. An open invitation for the same address is replaced (its link stops working): one
+ * address, one link, so two links cannot both be accepted. `onCreated` runs in the transaction (the admin
+ * area's one-time form token, and holding the link for the page that shows it once).
  */
 export async function inviteUser(
   db: Db,
@@ -105,6 +108,8 @@ export async function inviteUser(
     const token = randomBytes(32).toString('base64url');
     const expiresAt = now + INVITATION_MS;
     await deleteOldInvitations(trx, now - INVITATION_MS);
+    if ((await withdrawOpenInvitations(trx, { email })).length > 0)
+      await recordAudit(trx, actor, 'user.invitation_withdrawn', null, `${email}: replaced by a new invitation`, now);
     await insertInvitation(
       trx,
       { tokenHash: sha256(token), email, role: input.role, scheduleIds, invitedBy: actor.kind === 'admin' ? actor.adminId : null },
@@ -148,30 +153,40 @@ export async function acceptInvitation(
   const invitation = await openInvitation(db, token, now);
   if (!invitation) throw new InvitationGone();
   const passwordHash = await hashPassword(input.password);
-  const adminId = await db.write(async (trx) => {
-    if (!(await useInvitation(trx, invitation.id, now))) throw new InvitationGone();
-    if (await adminEmailTaken(trx, invitation.email)) throw new InvalidInput(`${invitation.email} already has an account`, 'name');
-    const id = await insertAdminUser(
-      trx,
-      { email: invitation.email, name, passwordHash, role: invitation.role, scheduleIds: invitation.scheduleIds },
-      now,
-    );
-    await recordAudit(
-      trx,
-      { kind: 'admin', adminId: id, label: name },
-      'user.joined',
-      null,
-      `${invitation.email} as ${invitation.role}`,
-      now,
-    );
-    return id;
-  });
+  const taken = () => new InvalidInput(`${invitation.email} already has an account`, 'name');
+  const adminId = await db
+    .write(async (trx) => {
+      if (!(await useInvitation(trx, invitation.id, now))) throw new InvitationGone();
+      if (await adminEmailTaken(trx, invitation.email)) throw taken();
+      const id = await insertAdminUser(
+        trx,
+        { email: invitation.email, name, passwordHash, role: invitation.role, scheduleIds: invitation.scheduleIds },
+        now,
+      );
+      await recordAudit(
+        trx,
+        { kind: 'admin', adminId: id, label: name },
+        'user.joined',
+        null,
+        `${invitation.email} as ${invitation.role}`,
+        now,
+      );
+      return id;
+    })
+    .catch((error: unknown) => {
+      // on PostgreSQL another link for the address (one issued before replacing was the rule) can be accepted
+      // at the same moment: both checks pass before either commits, and the unique index refuses the second
+      throw isUniqueViolation(error) ? taken() : error;
+    });
   return createSession(db, adminId, now, name);
 }
 
 const LAST_ADMINISTRATOR = 'this is the last administrator: make another user administrator first';
 
-/** Changes a user's role and schedules; the last administrator stays one. Their sessions go on, with the new rights. */
+/**
+ * Changes a user's role and schedules; the last administrator stays one. Their sessions go on, with the new
+ * rights; a demoted administrator's open invitations are withdrawn.
+ */
 export async function changeUser(
   db: Db,
   id: number,
@@ -187,18 +202,40 @@ export async function changeUser(
       throw new InvalidInput(LAST_ADMINISTRATOR, 'role');
     const scheduleIds = await checkedAccess(trx, input.role, input.scheduleIds);
     await updateAdminRole(trx, id, input.role, scheduleIds);
+    // only an administrator invites: a demoted one's open invitations go with the right
+    if (user.role === 'administrator' && input.role !== 'administrator') await withdrawInvitationsIssuedBy(trx, user, actor, now);
     const where = input.role === 'staff' ? ` (schedules ${scheduleIds.join(', ')})` : '';
     await recordAudit(trx, actor, 'user.changed', null, `${user.email}: ${input.role}${where}`, now);
   });
 }
 
-/** Removes a user: every session of theirs ends at once; what they did stays in the trail under their name. */
+/** Withdraws an open invitation: its link stops working. NotFound when it was used, or withdrawn, meanwhile. */
+export async function withdrawInvitation(db: Db, id: number, actor: Actor, now: number): Promise<void> {
+  await db.write(async (trx) => {
+    const [email] = await withdrawOpenInvitations(trx, { id });
+    if (email === undefined) throw new NotFound('Invitation not found');
+    await recordAudit(trx, actor, 'user.invitation_withdrawn', null, email, now);
+  });
+}
+
+/** The open invitations a user issued go when they lose the right to invite (demoted or removed). */
+async function withdrawInvitationsIssuedBy(trx: Db['kysely'], user: AdminUserRow, actor: Actor, now: number): Promise<void> {
+  const emails = await withdrawOpenInvitations(trx, { invitedBy: user.id });
+  if (emails.length > 0)
+    await recordAudit(trx, actor, 'user.invitation_withdrawn', null, `${emails.join(', ')}: invited by ${user.email}`, now);
+}
+
+/**
+ * Removes a user: every session of theirs ends at once, and the invitations they issued and are still open
+ * are withdrawn; what they did stays in the trail under their name.
+ */
 export async function removeUser(db: Db, id: number, actor: Actor, now: number): Promise<void> {
   await db.write(async (trx) => {
     const administrators = await lockAdministrators(trx);
     const user = await findAdminUser(trx, id);
     if (!user) throw new NotFound('User not found');
     if (administrators.length === 1 && administrators[0] === id) throw new InvalidInput(LAST_ADMINISTRATOR, 'remove');
+    await withdrawInvitationsIssuedBy(trx, user, actor, now);
     await deleteAdminUser(trx, id);
     await recordAudit(trx, actor, 'user.removed', null, `${user.email} (${user.role})`, now);
   });

@@ -23,6 +23,7 @@ export type AuditAction =
   | 'booking.no_show'
   | 'booking.restored'
   | 'user.invited'
+  | 'user.invitation_withdrawn'
   | 'user.joined'
   | 'user.changed'
   | 'user.removed'
@@ -72,6 +73,7 @@ const VERBS: Record<string, string> = {
   'booking.no_show': 'Marked no-show',
   'booking.restored': 'Cancellation undone',
   'user.invited': 'Invited a user',
+  'user.invitation_withdrawn': 'Withdrew an invitation',
   'user.joined': 'Joined',
   'user.changed': 'Changed a user',
   'user.removed': 'Removed a user',

@@ -50,6 +50,8 @@ export async function markAttendance(
   });
 }
 
+const REASON_RETIRED = 'Its reason is retired: restore the reason first, or book the customer anew.';
+
 export type RestoreOutcome = 'restored' | 'unchanged';
 
 /** Why a cancelled booking cannot be booked again, as far as can be told without the schedule's lock; null: it may be. */
@@ -57,7 +59,7 @@ export function restoreRefusal(snapshot: Snapshot, booking: BookingDetails, now:
   if (booking.start <= now) return "The appointment's time has passed: a cancellation can be undone only before it.";
   const schedule = snapshot.schedules.get(booking.scheduleId);
   if (!schedule) return 'Its schedule is retired: restore the schedule first, or book the customer anew.';
-  if (!schedule.reasons.has(booking.reasonId)) return 'Its reason is retired: restore the reason first, or book the customer anew.';
+  if (!schedule.reasons.has(booking.reasonId)) return REASON_RETIRED;
   return null;
 }
 
@@ -102,7 +104,8 @@ export async function restoreBooking(
       throw error instanceof NotFound ? new Conflict(TAKEN) : error;
     });
     if (slot.start !== current.start) throw new Conflict(TAKEN);
-    await markBookingRestored(trx, current.id, changedIn);
+    // the snapshot may predate the reason's retirement, committed while this waited for the lock
+    if (!(await markBookingRestored(trx, current.id, changedIn))) throw new Conflict(REASON_RETIRED);
     await recordAudit(trx, actor, 'booking.restored', current.id, '', now);
     await skipWaitingOfBooking(trx, current.id, 'the cancellation was undone: a new confirmation replaces it', now);
     const messages: { kind: MessageKind; recipient: string; notBefore?: number }[] = [];

@@ -19,12 +19,13 @@ import {
   type BookingToStore,
   type StoredBooking,
 } from '../db/repos/booking-store.repository.js';
+import { customerVisibleTo, findCustomerIdByEmail } from '../db/repos/customer.repository.js';
 import { loadSettings } from '../db/repos/installation.repository.js';
 import { enqueueMessages } from '../db/repos/outbox.repository.js';
 import { mailRecipient, reminderDueTimes, type MessageKind } from '../core/messages.js';
 import type { BookingSource, StaffOverride } from '../core/bookings.js';
 import { InvalidInput, NotFound } from '../core/errors.js';
-import { validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
+import { answerText, validateSubmission, publicFields, type Answer, type FormField } from '../core/forms/form-fields.js';
 import { MINUTE_MS } from '../core/time/calendar.js';
 import type { Snapshot } from './snapshot.js';
 import type { OnCreated } from './form-tokens.js';
@@ -49,6 +50,12 @@ export interface BookingRequest {
   emailCustomer?: boolean;
   /** who books, for the audit trail; default: the API for source 'api', else the system */
   actor?: Actor;
+  /**
+   * Booking by hand by staff: the schedules whose customers they may see (app/admin-users.ts visibleSchedules).
+   * A customer matched by the e-mail address whom they may not see (customerVisibleTo) is linked to the
+   * booking without their details being changed: staff do not overwrite another schedule's customer.
+   */
+  visibleSchedules?: readonly number[] | null;
 }
 
 export interface BookingCreated {
@@ -62,17 +69,19 @@ export interface BookingCreated {
 /** 24 URL-safe characters, 144 random bits: unguessable, used in links and the admin area. */
 export const newDetailsId = () => randomBytes(18).toString('base64url');
 
-function answerText(answers: Readonly<Record<string, Answer>>, name: string): string {
-  const v = answers[name];
-  return typeof v === 'string' ? v : '';
-}
-
 /** The customer's e-mail: the value of the form's first e-mail field named 'email', else of any e-mail field. */
 function customerEmail(form: readonly FormField[], answers: Readonly<Record<string, Answer>>): string | null {
   const emailFields = publicFields(form).filter((f) => f.inputType === 'email');
   const field = emailFields.find((f) => f.name === 'email') ?? emailFields[0];
   const value = field ? answers[field.name] : undefined;
   return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** Whether a booking by `visibleSchedules`' staff may update the details of the customer with this address. */
+async function mayUpdateCustomer(trx: Db['kysely'], email: string | null, visibleSchedules: readonly number[] | null | undefined) {
+  if (!visibleSchedules || email === null) return true;
+  const existing = await findCustomerIdByEmail(trx, email);
+  return existing === null || (await customerVisibleTo(trx, existing, visibleSchedules));
 }
 
 export async function createBooking(
@@ -97,7 +106,7 @@ export async function createBooking(
   const at = requestedTime(ctx, request.slot);
   const actor = request.actor ?? (request.source === 'api' ? API_ACTOR : { kind: 'system' });
   const detailsId = newDetailsId();
-  const toStore = (slot: FreeSlot): BookingToStore => {
+  const toStore = (slot: FreeSlot, updateCustomer = true): BookingToStore => {
     const messages: BookingToStore['messages'][number][] = [];
     // staff booking by hand may choose not to e-mail the customer: then no confirmation and no reminders
     if (customerRecipient && request.emailCustomer !== false) {
@@ -114,6 +123,7 @@ export async function createBooking(
         lastName: answerText(answers, 'last_name'),
         phone: answerText(answers, 'phone'),
       },
+      updateCustomer,
       booking: {
         detailsId,
         scheduleId: schedule.id,
@@ -146,7 +156,8 @@ export async function createBooking(
   // changes in between, the locked transaction below. A schedule or reason retired since the snapshot is
   // not found, as below: the statement stores nothing on a retired one (a retirement takes the lock too),
   // and the read that follows a store refused tells a retirement from a booking changed meanwhile.
-  if (db.dialect === 'postgres' && subscribers.length === 0 && !onCreated) {
+  // (Staff booking by hand, whose customer match may not update details, always take the locked path.)
+  if (db.dialect === 'postgres' && subscribers.length === 0 && !onCreated && !request.visibleSchedules) {
     for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
       const seen = await bookingsSeen(db.kysely, schedule.id, reason.id, at.from, at.to);
       if (seen.version === null) throw new NotFound('Schedule not found');
@@ -165,7 +176,7 @@ export async function createBooking(
     const changedIn = await bumpBookingsVersion(trx, schedule.id, { inService: true });
     if (changedIn === null) throw new NotFound('Schedule not found');
     const slot = freeSlotAmong(ctx, at, await bookedTimes(trx, schedule.id, at.from, at.to));
-    const store = toStore(slot);
+    const store = toStore(slot, await mayUpdateCustomer(trx, email, request.visibleSchedules));
     const stored = await storeBookingLocked(trx, db.dialect, store, changedIn, now);
     if (!stored) throw new NotFound('Reason not found');
     const { customer } = stored;

@@ -12,8 +12,8 @@ import {
   type BookingDetails,
 } from '../db/repos/booking.repository.js';
 import { bumpConfigVersion } from '../db/repos/installation.repository.js';
-import { enqueueMessages } from '../db/repos/outbox.repository.js';
-import { mailRecipient, type MessageKind } from '../core/messages.js';
+import { enqueueMessages, skipWaitingOfBooking } from '../db/repos/outbox.repository.js';
+import { mailRecipient, reminderDueTimes, type MessageKind } from '../core/messages.js';
 import { NotFound } from '../core/errors.js';
 import { bookingWindow, firstFreeStarts, freeDaysOf, freeSlotsOn, relevantBookingStarts } from '../core/availability/free-slots.js';
 import { MINUTE_MS, formatDate, formatLocalDateTime, parseDate } from '../core/time/calendar.js';
@@ -116,13 +116,15 @@ export async function rescheduleBooking(
     if (slot.start === current.start && reason.id === current.reasonId) return 'unchanged';
     const end = slot.start + reason.durationMinutes * MINUTE_MS;
     const reasonChanged = reason.id !== current.reasonId;
-    await moveBookingTo(
+    const moved = await moveBookingTo(
       trx,
       current.id,
       { start: current.start, end: current.end },
       { start: slot.start, end, ...(reasonChanged ? { reasonId: reason.id } : {}) },
       changedIn,
     );
+    // the snapshot may predate the reason's retirement, committed while this waited for the lock
+    if (!moved) throw new NotFound('This appointment cannot be moved here: the reason is retired');
     // A cached /days answer is brought up to date from the rows changed since it (bookings.changed_in), and a
     // moved row tells only its new time (and the last time it left): the days it left could be missed. A
     // move is rare, so it renews every answer instead: the config version (app/answer-cache.ts).
@@ -130,10 +132,16 @@ export async function rescheduleBooking(
     const zoneName = snapshot.settings.timezone;
     const moveText = `from ${auditTime(zoneName, current.start)} to ${auditTime(zoneName, slot.start)}${reasonChanged ? `, now ${reason.name}` : ''}`;
     await recordAudit(trx, actor, 'booking.rescheduled', current.id, moveText, now);
-    const messages: { kind: MessageKind; recipient: string }[] = [];
+    // reminders still waiting were due before the old time: they are due again before the new one
+    await skipWaitingOfBooking(trx, current.id, 'the booking was moved: reminders are due before its new time', now, ['booking_reminder']);
+    const messages: { kind: MessageKind; recipient: string; notBefore?: number }[] = [];
     const customer = mailRecipient(current.customerEmail);
     const office = mailRecipient(snapshot.settings.notifyEmail);
-    if (customer) messages.push({ kind: 'booking_moved', recipient: customer });
+    if (customer) {
+      messages.push({ kind: 'booking_moved', recipient: customer });
+      for (const due of reminderDueTimes(slot.start, schedule.reminderMinutesBefore, now))
+        messages.push({ kind: 'booking_reminder', recipient: customer, notBefore: due });
+    }
     if (office && by === 'customer') messages.push({ kind: 'customer_moved_notice', recipient: office });
     await enqueueMessages(trx, current.id, messages, now);
     const subscribers = snapshot.webhooks.get('booking.rescheduled') ?? [];

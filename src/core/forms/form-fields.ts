@@ -48,6 +48,12 @@ export function publicFields(form: readonly FormField[]): FormField[] {
 
 export type Answer = string | boolean;
 
+/** A text answer by field name; '' when not answered or not text. */
+export function answerText(answers: Readonly<Record<string, Answer>>, name: string): string {
+  const value = answers[name];
+  return typeof value === 'string' ? value : '';
+}
+
 export type SubmissionResult =
   | { readonly ok: true; readonly answers: Readonly<Record<string, Answer>> }
   | { readonly ok: false; readonly field: string; readonly message: string };

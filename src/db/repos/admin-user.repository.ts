@@ -177,6 +177,22 @@ export async function listOpenInvitations(db: Q, now: number) {
   return rows.map((r) => ({ id: Number(r.id), email: r.email, role: r.role, expiresAt: Number(r.expires_at) }));
 }
 
+/**
+ * Withdraws the open invitations (not used) for an address, or issued by a user (`invitedBy`): their links
+ * stop working at once. Returns the addresses they were for.
+ */
+export async function withdrawOpenInvitations(trx: Q, of: { email: string } | { invitedBy: number } | { id: number }): Promise<string[]> {
+  const rows = await trx
+    .deleteFrom('admin_invitations')
+    .where('used_at', 'is', null)
+    .$if('email' in of, (q) => q.where('email', '=', (of as { email: string }).email))
+    .$if('invitedBy' in of, (q) => q.where('invited_by', '=', (of as { invitedBy: number }).invitedBy))
+    .$if('id' in of, (q) => q.where('id', '=', (of as { id: number }).id))
+    .returning('email')
+    .execute();
+  return rows.map((r) => r.email);
+}
+
 /** Keeps the table to what can still matter: used or expired invitations older than `before` go. */
 export async function deleteOldInvitations(trx: Q, before: number): Promise<void> {
   await trx.deleteFrom('admin_invitations').where('expires_at', '<', before).execute();

@@ -16,6 +16,8 @@ type Q = Kysely<Database>;
 /** A booking as it is to be stored: the customer it is saved under, its row, the messages it queues and its audit event. */
 export interface BookingToStore {
   customer: CustomerDetails;
+  /** false: an existing customer of this address is linked, their details kept (staff booking another schedule's customer) */
+  updateCustomer?: boolean;
   booking: Omit<NewBooking, 'customerId' | 'changedIn'>;
   messages: readonly { kind: MessageKind; recipient: string; notBefore?: number }[];
   audit: Omit<AuditRow, 'bookingId'>;
@@ -107,7 +109,7 @@ export async function storeBookingLocked(
       ${rowsAfterBump(store)}`.execute(trx);
     return rows[0] ? storedOf(rows[0]) : null;
   }
-  const customer = await saveCustomer(trx, store.customer, now);
+  const customer = await saveCustomer(trx, store.customer, now, { updateDetails: store.updateCustomer !== false });
   const bookingId = await insertBooking(trx, { ...store.booking, customerId: customer.id, changedIn });
   if (bookingId === null) return null;
   await enqueueMessages(trx, bookingId, store.messages, now);
@@ -137,7 +139,7 @@ const storedOf = (row: StoredRow): StoredBooking => ({
  * without an e-mail a new record, which no conflict can meet: NULL keys are distinct), the booking as
  * insertBooking, the messages as enqueueMessages and the audit event as insertAuditEvent store them.
  */
-function rowsAfterBump({ customer, booking: b, messages, audit: a }: BookingToStore) {
+function rowsAfterBump({ customer, updateCustomer, booking: b, messages, audit: a }: BookingToStore) {
   const now = b.createdAt;
   checkRecipients(messages);
   const keep = (column: 'first_name' | 'last_name' | 'phone') =>
@@ -148,8 +150,12 @@ function rowsAfterBump({ customer, booking: b, messages, audit: a }: BookingToSt
       select ${customer.email?.toLowerCase() ?? null}::text, ${customer.email}::text, ${customer.firstName}::text,
         ${customer.lastName}::text, ${customer.phone}::text, ${now}::int8, ${now}::int8
       from bump
-      on conflict (email_key) do update set email = excluded.email, first_name = ${keep('first_name')},
-        last_name = ${keep('last_name')}, phone = ${keep('phone')}, updated_at = excluded.updated_at
+      on conflict (email_key) do update set ${
+        updateCustomer === false
+          ? sql`email_key = customers.email_key` // changes nothing, so the row is returned
+          : sql`email = excluded.email, first_name = ${keep('first_name')},
+        last_name = ${keep('last_name')}, phone = ${keep('phone')}, updated_at = excluded.updated_at`
+      }
       returning id, email, first_name, last_name, phone
     ),
     booking as (

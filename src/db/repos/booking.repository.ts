@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../schema.js';
 import type { BookedTime } from '../../core/availability/free-slots.js';
 import type { Answer } from '../../core/forms/form-fields.js';
@@ -409,9 +409,27 @@ export async function markBookingCancelled(
 }
 
 /**
+ * Whether the reason a booking lands on (`reasonId`, or the booking's own) is one of its schedule's reasons in
+ * service: in the UPDATE's own statement, so on PostgreSQL a retirement committed while this transaction
+ * waited for the schedule's lock is seen (as `insertBooking` checks it).
+ */
+function reasonInService(eb: ExpressionBuilder<Database, 'bookings'>, reasonId: number | undefined) {
+  return eb.exists(
+    eb
+      .selectFrom('reasons')
+      .select(sql`1`.as('one'))
+      .whereRef('reasons.schedule_id', '=', 'bookings.schedule_id')
+      .where('reasons.retired_at', 'is', null)
+      .$if(reasonId === undefined, (q) => q.whereRef('reasons.id', '=', 'bookings.reason_id'))
+      .$if(reasonId !== undefined, (q) => q.where('reasons.id', '=', reasonId!)),
+  );
+}
+
+/**
  * Moves a booked appointment to a new time, and to another reason of its schedule when `to.reasonId` is given
  * (already re-checked in this transaction); the SEQUENCE goes up. The rules staff set aside booking it by hand
- * are cleared: the new time was checked by every rule.
+ * are cleared: the new time was checked by every rule; so is a mark of whether the customer came (it was about
+ * the old time). False when the reason it lands on has been retired (nothing changed).
  */
 export async function moveBookingTo(
   trx: Q,
@@ -419,8 +437,8 @@ export async function moveBookingTo(
   from: { start: number; end: number },
   to: { start: number; end: number; reasonId?: number },
   changedIn: number,
-): Promise<void> {
-  await trx
+): Promise<boolean> {
+  const result = await trx
     .updateTable('bookings')
     .set((eb) => ({
       start_at: to.start,
@@ -431,15 +449,21 @@ export async function moveBookingTo(
       changed_in: changedIn,
       sequence: eb('sequence', '+', 1),
       staff_overrides: null,
+      attendance: null,
+      attendance_at: null,
     }))
     .where('id', '=', id)
-    .execute();
+    .where((eb) => reasonInService(eb, to.reasonId))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /**
  * A cancelled booking booked again (the office's "Undo cancellation"), its time already re-checked in this
  * transaction under the schedule's lock. The SEQUENCE goes up past the cancellation's, so the new confirmation
- * replaces the cancelled event in the customer's calendar. False when it was not cancelled (any more).
+ * replaces the cancelled event in the customer's calendar. The rules staff set aside booking it by hand are
+ * cleared: the time was checked again by every rule. False when it was not cancelled (any more) or its reason
+ * has been retired.
  */
 export async function markBookingRestored(trx: Q, id: number, changedIn: number): Promise<boolean> {
   const result = await trx
@@ -451,9 +475,11 @@ export async function markBookingRestored(trx: Q, id: number, changedIn: number)
       cancel_reason: null,
       changed_in: changedIn,
       sequence: eb('sequence', '+', 1),
+      staff_overrides: null,
     }))
     .where('id', '=', id)
     .where('status', '=', 'cancelled')
+    .where((eb) => reasonInService(eb, undefined))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

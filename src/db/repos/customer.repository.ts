@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { isUniqueViolation } from '../unique-violation.js';
 
 type Q = Kysely<Database>;
 
@@ -25,10 +26,16 @@ const savedOf = (r: { id: number; email: string | null; first_name: string; last
 });
 
 /**
- * The customer with this e-mail address (case-insensitive), its details updated with what was given,
- * or a new one. One statement, so two bookings racing with the same new address share one record.
+ * The customer with this e-mail address (case-insensitive), its details updated with what was given
+ * (`updateDetails` false: kept as they are), or a new one. One statement, so two bookings racing with the
+ * same new address share one record.
  */
-export async function saveCustomer(trx: Q, details: CustomerDetails, now: number): Promise<SavedCustomer> {
+export async function saveCustomer(
+  trx: Q,
+  details: CustomerDetails,
+  now: number,
+  { updateDetails }: { updateDetails: boolean } = { updateDetails: true },
+): Promise<SavedCustomer> {
   const values = {
     email_key: details.email?.toLowerCase() ?? null,
     email: details.email,
@@ -48,13 +55,18 @@ export async function saveCustomer(trx: Q, details: CustomerDetails, now: number
     .insertInto('customers')
     .values(values)
     .onConflict((oc) =>
-      oc.column('email_key').doUpdateSet({
-        email: sql`excluded.email`,
-        first_name: keep('first_name'),
-        last_name: keep('last_name'),
-        phone: keep('phone'),
-        updated_at: now,
-      }),
+      oc.column('email_key').doUpdateSet(
+        updateDetails
+          ? {
+              email: sql`excluded.email`,
+              first_name: keep('first_name'),
+              last_name: keep('last_name'),
+              phone: keep('phone'),
+              updated_at: now,
+            }
+          : // an update that changes nothing, so the row is returned
+            { email_key: sql`customers.email_key` },
+      ),
     )
     .returning(SAVED_COLUMNS)
     .executeTakeFirstOrThrow();
@@ -117,7 +129,7 @@ export interface CustomerRecord {
 }
 
 /** Customers whose name, e-mail or phone contains `search` (any case), by last then first name. */
-/** `scheduleIds`: only customers with a booking in one of them, their bookings there counted (a staff member's view). */
+/** `scheduleIds`: only customers with bookings in them and none elsewhere (a staff member's view: customerVisibleTo). */
 export async function listCustomerRecords(
   db: Q,
   search: string,
@@ -130,6 +142,18 @@ export async function listCustomerRecords(
           .selectFrom('customers')
           .innerJoin('bookings', 'bookings.customer_id', 'customers.id')
           .where('bookings.schedule_id', 'in', scheduleIds.length ? [...scheduleIds] : [-1])
+          // not a customer shared with another schedule (customerVisibleTo)
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('bookings as elsewhere')
+                  .select('elsewhere.id')
+                  .whereRef('elsewhere.customer_id', '=', 'customers.id')
+                  .where('elsewhere.schedule_id', 'not in', scheduleIds.length ? [...scheduleIds] : [-1]),
+              ),
+            ),
+          )
       : db.selectFrom('customers').leftJoin('bookings', 'bookings.customer_id', 'customers.id')
   )
     .select(CUSTOMER_COLUMNS)
@@ -160,34 +184,50 @@ export async function findCustomerRecord(db: Q, id: number): Promise<CustomerRec
   return row ? customerRecordOf(row, 0) : null;
 }
 
-/** Whether the customer has a booking in one of these schedules (a staff member may see them). */
-export async function customerHasBookingIn(db: Q, customerId: number, scheduleIds: readonly number[]): Promise<boolean> {
+/**
+ * Whether staff of these schedules may see the customer: they have a booking in one of them and none
+ * elsewhere. A customer shared with another schedule is not theirs: the notes and the contact details are
+ * the other schedule's office's too (docs/admin.md "Users and roles").
+ */
+export async function customerVisibleTo(db: Q, customerId: number, scheduleIds: readonly number[]): Promise<boolean> {
   if (scheduleIds.length === 0) return false;
   const row = await db
     .selectFrom('bookings')
-    .select('id')
+    .select([
+      sql<number>`count(case when schedule_id in (${sql.join(scheduleIds)}) then 1 end)`.as('inside'),
+      sql<number>`count(case when schedule_id not in (${sql.join(scheduleIds)}) then 1 end)`.as('outside'),
+    ])
     .where('customer_id', '=', customerId)
-    .where('schedule_id', 'in', [...scheduleIds])
-    .limit(1)
     .executeTakeFirst();
-  return row !== undefined;
+  return row !== undefined && Number(row.inside) > 0 && Number(row.outside) === 0;
+}
+
+/** Of these customers, those with a booking outside these schedules (hidden from their staff: customerVisibleTo). */
+export async function customersWithBookingsOutside(
+  db: Q,
+  customerIds: readonly number[],
+  scheduleIds: readonly number[],
+): Promise<Set<number>> {
+  if (customerIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('bookings')
+    .select('customer_id')
+    .distinct()
+    .where('customer_id', 'in', [...new Set(customerIds)])
+    .$if(scheduleIds.length > 0, (q) => q.where('schedule_id', 'not in', [...scheduleIds]))
+    .execute();
+  return new Set(rows.map((r) => Number(r.customer_id)));
 }
 
 /** Another customer holding this e-mail address (case-insensitively, as bookings match customers), if any. */
-export async function findCustomerIdByEmail(db: Q, email: string, except: number): Promise<number | null> {
+export async function findCustomerIdByEmail(db: Q, email: string, except?: number): Promise<number | null> {
   const row = await db
     .selectFrom('customers')
     .select('id')
     .where('email_key', '=', email.toLowerCase())
-    .where('id', '<>', except)
+    .$if(except !== undefined, (q) => q.where('id', '<>', except!))
     .executeTakeFirst();
   return row ? row.id : null;
-}
-
-/** A unique index refused the row: PostgreSQL's unique_violation, SQLite's UNIQUE constraint. */
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 /**

@@ -167,13 +167,21 @@ export async function discardWaiting(db: Q, id: number | null, now: number): Pro
 
 /**
  * A booking's messages still waiting to go out (not one a worker holds right now), skipped with `reason`: what
- * the cancellation of a booking queued, once the cancellation is undone (app/booking-status.ts). Returns how many.
+ * the cancellation of a booking queued, once the cancellation is undone (app/booking-status.ts); with `kinds`,
+ * only those (a move's old reminders, app/reschedule.ts). Returns how many.
  */
-export async function skipWaitingOfBooking(trx: Q, bookingId: number, reason: string, now: number): Promise<number> {
+export async function skipWaitingOfBooking(
+  trx: Q,
+  bookingId: number,
+  reason: string,
+  now: number,
+  kinds?: readonly MessageKind[],
+): Promise<number> {
   const result = await trx
     .updateTable('outbox')
     .set({ state: 'skipped', skip_reason: reason, claimed_until: null })
     .where('booking_id', '=', bookingId)
+    .$if(kinds !== undefined, (q) => q.where('kind', 'in', kinds!))
     .where((eb) =>
       eb.or([eb('state', 'in', ['queued', 'retrying']), eb.and([eb('state', '=', 'sending'), eb('claimed_until', '<=', now)])]),
     )

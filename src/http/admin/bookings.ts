@@ -52,13 +52,24 @@ function dayStart(snapshot: Snapshot, day: number): number {
   return snapshot.zone ? snapshot.zone.boundInstant(day, 0) : day * DAY_MS;
 }
 
+/**
+ * The customer of a booking, linked to their page; for staff, a customer shared with another schedule is shown
+ * as the booking's answers name them, without a link (their page is not for staff: docs/admin.md).
+ */
+function customerLink(b: BookingRow): Markup {
+  const name = b.customerName || b.customerEmail;
+  return b.customerVisible
+    ? html`<a href="/admin/customers/${b.customerId}">${name || `Customer ${b.customerId}`}</a>`
+    : html`<span class="customer-as-answered">${name || '(no name given)'}</span>`;
+}
+
 export function bookingTable(snapshot: Snapshot, rows: readonly BookingRow[], options: { showSchedule?: boolean } = {}): Markup {
   if (rows.length === 0) return html`<p class="muted">No bookings.</p>`;
   return html`<div class="table-wrap"><table class="bookings"><thead><tr><th>When</th>${options.showSchedule !== false ? html`<th>Schedule</th>` : ''}<th>Reason</th><th>Customer</th><th>Made through</th><th>Status</th></tr></thead><tbody>
 ${rows.map(
   (b) => html`<tr><td><a href="/admin/bookings/${b.detailsId}">${localTime(snapshot, b.start)}</a></td>
 ${options.showSchedule !== false ? html`<td>${b.scheduleName}</td>` : ''}<td>${b.reasonName}</td>
-<td><a href="/admin/customers/${b.customerId}">${b.customerName || b.customerEmail || `Customer ${b.customerId}`}</a></td>
+<td>${customerLink(b)}</td>
 <td>${SOURCE_LABEL[b.source] ?? b.source}${overrideNote(b.overrides)}</td><td>${statusLabel(b)}</td></tr>`,
 )}
 </tbody></table></div>`;
@@ -241,7 +252,7 @@ ${booking.movedFrom ? html`<dt>Moved</dt><dd id="moved-from">from ${localTime(sn
 <dt>Time</dt><dd>${localTime(snapshot, booking.start)} – ${localTime(snapshot, booking.end).slice(11)} (${snapshot.settings.timezone})</dd>
 <dt>Schedule</dt><dd>${administrator ? html`<a href="/admin/schedules/${booking.scheduleId}">${booking.scheduleName}</a>` : booking.scheduleName}</dd>
 <dt>Reason</dt><dd>${booking.reasonName}</dd>
-<dt>Customer</dt><dd><a href="/admin/customers/${booking.customerId}">${booking.customerName || booking.customerEmail || `Customer ${booking.customerId}`}</a>
+<dt>Customer</dt><dd>${customerLink(booking)}
 ${booking.customerEmail ? html` · ${booking.customerEmail}` : ''}${booking.customerPhone ? html` · ${booking.customerPhone}` : ''}</dd>
 <dt>Made</dt><dd>${localTime(snapshot, booking.createdAt)} through the ${SOURCE_LABEL[booking.source] ?? booking.source}</dd>
 ${booking.overrides.length ? html`<dt>Rules set aside</dt><dd id="booking-overrides"><strong>${booking.overrides.map((o) => STAFF_OVERRIDE_LABELS[o]).join(', ')}</strong> (booked by hand by staff)</dd>` : ''}
@@ -298,7 +309,7 @@ ${attendanceForm(ctx, booking, clock())}`
       ctx,
       `Edit answers: booking on ${localTime(snapshot, booking.start)}`,
       html`<p>${booking.scheduleName}, ${booking.reasonName}. The time stays as it is; the answers are checked by the schedule's form rules, as when the customer books.
-Where e-mails go is the customer's address: <a href="/admin/customers/${booking.customerId}">edit it on the customer's page</a>.</p>
+Where e-mails go is the customer's address: ${booking.customerVisible ? html`<a href="/admin/customers/${booking.customerId}">edit it on the customer's page</a>` : 'an administrator can change it (the customer also books another schedule)'}.</p>
 <form method="post" action="/admin/bookings/${booking.detailsId}/edit" class="card" novalidate>${csrfField(ctx)}
 ${answerInputs(fields, values, errors)}
 <button>Save answers</button> <a class="button secondary" href="/admin/bookings/${booking.detailsId}">Back, change nothing</a></form>`,
@@ -608,6 +619,7 @@ function bookByHandRoutes(app: FastifyInstance, deps: AdminDeps): void {
           overrides: overridesOf(values),
           emailCustomer: values.email_customer === 'on',
           actor: actor(request),
+          visibleSchedules: visible(request),
         },
         now,
         claimFormToken(once, now, (c: { detailsId: string }) => `/admin/bookings/${c.detailsId}`),

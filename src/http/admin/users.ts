@@ -19,6 +19,7 @@ import {
   parseRole,
   removeUser,
   takeInvitationToShow,
+  withdrawInvitation,
   InvitationGone,
   type AdminRole,
   type AdminUserRow,
@@ -60,6 +61,12 @@ function baseUrl(request: FastifyRequest, publicUrl: string | null): string {
   return (publicUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
 }
 
+const FLASHES: Record<string, string> = {
+  changed: 'User saved.',
+  removed: 'User removed. Their sessions ended, and their open invitations were withdrawn.',
+  withdrawn: 'Invitation withdrawn: its link no longer works.',
+};
+
 export function userRoutes(app: FastifyInstance, deps: AdminDeps, publicUrl: string | null): void {
   const { db, clock } = deps;
 
@@ -85,11 +92,12 @@ ${users.map(
 ${
   invitations.length
     ? html`<h2>Open invitations</h2><ul id="invitations">${invitations.map(
-        (i) => html`<li>${i.email} (${i.role}), link valid until ${localTime(snapshot, i.expiresAt)}</li>`,
+        (i) => html`<li>${i.email} (${i.role}), link valid until ${localTime(snapshot, i.expiresAt)}
+<form method="post" action="/admin/users/invitations/${i.id}/withdraw" class="inline">${csrfField(ctx)}<button class="secondary">Withdraw</button></form></li>`,
       )}</ul>`
     : ''
 }`,
-        { flash: saved === 'changed' ? 'User saved.' : saved === 'removed' ? 'User removed. Their sessions ended.' : undefined },
+        { flash: saved !== undefined && Object.hasOwn(FLASHES, saved) ? FLASHES[saved] : undefined },
       ),
     );
   });
@@ -250,6 +258,19 @@ ${last ? '' : html`<p><a class="button secondary" href="/admin/users/${user.id}/
     // removed already (Back, a double click): the outcome asked for
     if (await findUser(db, id)) await removeUser(db, id, actor(request), clock());
     return reply.redirect('/admin/users?saved=removed', 303);
+  });
+
+  // no confirmation page: a withdrawal loses no history (it is in the activity) and inviting again undoes it
+  app.post('/users/invitations/:id/withdraw', async (request, reply) => {
+    const id = idParam((request.params as { id?: string }).id);
+    if (id === null) throw new NotFound('Invitation not found');
+    try {
+      await withdrawInvitation(db, id, actor(request), clock());
+    } catch (error) {
+      // withdrawn or used already (a double click, another tab): the list shows which
+      if (!(error instanceof NotFound)) throw error;
+    }
+    return reply.redirect('/admin/users?saved=withdrawn', 303);
   });
 
   app.get('/activity', async (request, reply) => {
