@@ -14,11 +14,9 @@ import { importSchedules } from '../../src/app/schedules.js';
 import { createBooking } from '../../src/app/bookings.js';
 import { SnapshotCache } from '../../src/app/snapshot.js';
 import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK, localDateFromToday } from '../support/installation.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
+import { ALL_WEEK, localDateFromToday, OWNER } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, mainText } from '../support/chromium.js';
 import { TestSmtpServer, parseIcs, parseMime, partOf, until, type ReceivedMail } from '../integration/mail-support.js';
-
-const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
 
 const SCHEDULE = {
   name: 'Dr. Desk',
@@ -35,8 +33,6 @@ const SCHEDULE = {
     email: { label: 'E-mail', input_type: 'email', required: false },
   },
 };
-
-const mainText = async (page: Page) => (await page.locator('main').textContent()) ?? '';
 
 /** what a customer's mail says: subject, calendar method, UID and SEQUENCE */
 function mailFacts(mail: ReceivedMail) {

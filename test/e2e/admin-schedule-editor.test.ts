@@ -14,11 +14,10 @@ import { generateToken, setApiEnabled, setup } from '../../src/app/installation.
 import { importSchedules, type ImportedSchedule } from '../../src/app/schedules.js';
 import { getSchedule } from '../../src/app/admin-schedules.js';
 import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK, localDateFromToday } from '../support/installation.js';
+import { ALL_WEEK, localDateFromToday, OWNER } from '../support/installation.js';
 import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
 
 const ZONE = 'Europe/Berlin';
-const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 900 },
   { name: 'phone', width: 390, height: 844 },

@@ -13,10 +13,8 @@ import { migrate } from '../../src/db/migrate.js';
 import { generateToken, setApiEnabled, setup } from '../../src/app/installation.js';
 import { importSchedules, type ImportedSchedule } from '../../src/app/schedules.js';
 import { describeEachDatabase, freshDatabase, type TestDatabase } from '../support/databases.js';
-import { ALL_WEEK, localDateFromToday } from '../support/installation.js';
-import { BROWSER_SKIP, launchBrowser } from '../support/chromium.js';
-
-const OWNER = { email: 'owner@example.com', password: 'a long secret phrase' };
+import { ALL_WEEK, localDateFromToday, OWNER } from '../support/installation.js';
+import { BROWSER_SKIP, launchBrowser, mainText } from '../support/chromium.js';
 
 const schedule = (name: string) => ({
   name,
@@ -29,8 +27,6 @@ const schedule = (name: string) => ({
     email: { label: 'E-mail', input_type: 'email', required: false },
   },
 });
-
-const mainText = async (page: Page) => (await page.locator('main').textContent()) ?? '';
 
 describeEachDatabase('admin users in chromium (issue 11)', (dialect) => {
   describe('walks', { skip: BROWSER_SKIP }, () => {
