@@ -141,13 +141,15 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
       return rethrow(error);
     }
   };
+  const readVersions = (scheduleId: number | null): Versions | Promise<Versions> => {
+    if (database.inTransaction) return versionsThroughKysely(kysely, scheduleId);
+    const row = run(() => statement('versions', 'raw').get(scheduleId) as [number, number | null] | undefined);
+    if (!row) throw new Error(MISSING_META);
+    return versionsOf(row[0], scheduleId, row[1]);
+  };
+  const shared = new TurnSharedVersionReads(readVersions);
   return {
-    versions: async (scheduleId) => {
-      if (database.inTransaction) return versionsThroughKysely(kysely, scheduleId);
-      const row = run(() => statement('versions', 'raw').get(scheduleId) as [number, number | null] | undefined);
-      if (!row) throw new Error(MISSING_META);
-      return versionsOf(row[0], scheduleId, row[1]);
-    },
+    versions: (scheduleId) => shared.read(scheduleId),
     bookingsVersion: async (scheduleId) =>
       database.inTransaction
         ? bookingsVersion(kysely, scheduleId)
@@ -165,6 +167,54 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
       return changesOf(rows.map((r) => [r.changed, r.start_at, r.end_at]));
     },
   };
+}
+
+/**
+ * SQLite: the version reads of the requests that arrive in one turn of the event loop share one statement
+ * per schedule asked about, run once that turn's requests have been read (setImmediate: after the poll
+ * phase that handed them over). A read is joined only before it runs, so it starts after every request it
+ * answers arrived, and each sees every change committed before it arrived: the guarantee of a read of its
+ * own, as on PostgreSQL (CoalescedVersionReads). Each read is a SQLite read transaction, whose file-lock
+ * system calls made it about a tenth of a cached request's cost (issue 13).
+ */
+class TurnSharedVersionReads {
+  private pending: Map<
+    number | null,
+    { result: Promise<Versions>; settle(read: Versions | Promise<Versions>): void; fail(error: unknown): void }
+  > | null = null;
+
+  constructor(private readonly readVersions: (scheduleId: number | null) => Versions | Promise<Versions>) {}
+
+  read(scheduleId: number | null): Promise<Versions> {
+    let pending = this.pending;
+    if (pending === null) {
+      pending = this.pending = new Map();
+      setImmediate(() => this.run());
+    }
+    let waiting = pending.get(scheduleId);
+    if (waiting === undefined) {
+      let settle!: (read: Versions | Promise<Versions>) => void;
+      let fail!: (error: unknown) => void;
+      const result = new Promise<Versions>((resolve, reject) => {
+        settle = resolve;
+        fail = reject;
+      });
+      pending.set(scheduleId, (waiting = { result, settle, fail }));
+    }
+    return waiting.result;
+  }
+
+  private run(): void {
+    const pending = this.pending!;
+    this.pending = null;
+    for (const [scheduleId, waiting] of pending) {
+      try {
+        waiting.settle(this.readVersions(scheduleId));
+      } catch (error) {
+        waiting.fail(error);
+      }
+    }
+  }
 }
 
 /**

@@ -266,3 +266,33 @@ test(
     }
   },
 );
+
+test('SQLite: the requests of one turn share one version read, taken after the last of them arrived', async () => {
+  const inst = await testInstallation('sqlite', { now: NOW, schedules: [SCHEDULE] });
+  assert.match(inst.url, /^sqlite:/);
+  // another process's connection, committing synchronously between two requests of the same turn
+  const { default: SQLite } = await import('better-sqlite3');
+  const other = new SQLite(inst.url.slice('sqlite:'.length));
+  try {
+    const scheduleId = inst.schedules[0]!.id;
+    const before = await inst.db.hot.versions(scheduleId);
+    const early = inst.db.hot.versions(scheduleId);
+    const earlyWithout = inst.db.hot.versions(null);
+    other.prepare('update meta set config_version = config_version + 1 where id = 1').run();
+    other.prepare('update schedules set bookings_version = bookings_version + 1 where id = ?').run(scheduleId);
+    // arrives after the commit: must see it, though a read for its schedule was already asked for in this turn
+    const late = inst.db.hot.versions(scheduleId);
+    const lateWithout = inst.db.hot.versions(null);
+    for (const [name, read] of Object.entries({ early, late })) {
+      assert.deepEqual(await read, { config: before.config + 1, scheduleId, bookings: before.bookings! + 1 }, name);
+    }
+    for (const read of [earlyWithout, lateWithout])
+      assert.deepEqual(await read, { config: before.config + 1, scheduleId: null, bookings: null });
+    // the next turn reads again
+    other.prepare('update meta set config_version = config_version + 1 where id = 1').run();
+    assert.equal((await inst.db.hot.versions(scheduleId)).config, before.config + 2);
+  } finally {
+    other.close();
+    await inst.close();
+  }
+});
