@@ -33,6 +33,12 @@ export interface Config {
   readonly databaseConnectTimeoutMs: number;
   /** PostgreSQL: statement_timeout, and the client's bound on an answer (+500 ms), ms; 0: none */
   readonly databaseStatementTimeoutMs: number;
+  /**
+   * DATABASE_PREPARED_STATEMENTS: PostgreSQL, the per-request reads as named prepared statements (planned once
+   * per connection; about half the server's work per read). Off for a PgBouncer in transaction mode older
+   * than 1.21 or without max_prepared_statements (docs/operations.md)
+   */
+  readonly databasePreparedStatements: boolean;
   /** SQLite: busy_timeout, how long a write waits for another connection's lock, ms */
   readonly sqliteBusyTimeoutMs: number;
   readonly logLevel: string;
@@ -88,6 +94,13 @@ function mailWorker(text: string | undefined): 'thread' | 'inline' {
   return value;
 }
 
+function onOff(name: string, text: string | undefined, fallback: boolean): boolean {
+  const value = (text ?? '').trim();
+  if (value === '') return fallback;
+  if (value !== 'on' && value !== 'off') throw new Error(`${name} must be on or off, got ${JSON.stringify(text)}`);
+  return value === 'on';
+}
+
 function mailFrom(text: string | undefined): string | null {
   if (text === undefined || text.trim() === '') return null;
   if (!isEmailAddress(text.trim())) throw new Error(`MAIL_FROM must be a plain e-mail address, got ${JSON.stringify(text)}`);
@@ -138,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // defaults: DATABASE_BOUNDS in db/connect.ts (config may not import the database layer, so repeated here)
     databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 2000, 100, 600_000),
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 3000, 0, 86_400_000),
+    databasePreparedStatements: onOff('DATABASE_PREPARED_STATEMENTS', env.DATABASE_PREPARED_STATEMENTS, true),
     sqliteBusyTimeoutMs: integer(env, 'SQLITE_BUSY_TIMEOUT_MS', 2000, 0, 600_000),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxy(env.TRUST_PROXY),

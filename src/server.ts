@@ -52,6 +52,7 @@ export async function startServer(config: Config = loadConfig()): Promise<Runnin
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
+    preparedStatements: config.databasePreparedStatements,
   });
   await migrateUnbounded(config, db);
   // with several instances the rate-limit count lives in Redis; without REDIS_URL it is in-process

@@ -52,6 +52,12 @@ export interface ConnectOptions {
    * server (DATABASE_STATEMENT_TIMEOUT_MS); 0: no bound
    */
   statementTimeoutMs?: number;
+  /**
+   * PostgreSQL: run the per-request reads (hot-reads.ts) as named prepared statements, planned once per
+   * connection (DATABASE_PREPARED_STATEMENTS); default true. Session state: a PgBouncer in transaction mode
+   * must track them (1.21 or newer, max_prepared_statements > 0), or this must be off
+   */
+  preparedStatements?: boolean;
   /** SQLite: how long a write waits for another connection's write lock before SQLITE_BUSY (SQLITE_BUSY_TIMEOUT_MS) */
   busyTimeoutMs?: number;
   /**
@@ -172,6 +178,7 @@ function connectPostgres(
     poolMax = 10,
     connectTimeoutMs = DATABASE_BOUNDS.connectTimeoutMs,
     statementTimeoutMs = DATABASE_BOUNDS.statementTimeoutMs,
+    preparedStatements = true,
   }: ConnectOptions,
 ): Db {
   const newPool = (max: number) => {
@@ -200,7 +207,7 @@ function connectPostgres(
   return {
     kysely,
     dialect: 'postgres',
-    hot: postgresHotReads(hotPool),
+    hot: postgresHotReads(hotPool, preparedStatements),
     write: (work) => kysely.transaction().execute(work),
     lockSchedule: async (trx, scheduleId) =>
       (await trx.selectFrom('schedules').select('id').where('id', '=', scheduleId).forUpdate().executeTakeFirst()) !== undefined,

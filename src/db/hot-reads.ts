@@ -218,15 +218,20 @@ class TurnSharedVersionReads {
 }
 
 /**
- * PostgreSQL: plain parameterised queries. Not named prepared statements: those are session state, which
- * breaks behind PgBouncer in transaction mode (docs/operations.md). int8 arrives as a number (connect.ts).
- * The version reads of concurrent requests are coalesced (CoalescedVersionReads).
+ * PostgreSQL: parameterised queries, by default named prepared statements: PostgreSQL parses and plans each
+ * once per connection, which halved its work per version read (0.13 -> 0.08 ms a read on one connection,
+ * pgbench; issue 13). They are session state: a PgBouncer in transaction mode must track them (1.21 or
+ * newer with max_prepared_statements), or `prepared` is false (DATABASE_PREPARED_STATEMENTS=off,
+ * docs/operations.md). int8 arrives as a number (connect.ts). The version reads of concurrent requests are
+ * coalesced (CoalescedVersionReads).
  */
-export function postgresHotReads(pool: pg.Pool): HotReads {
+export function postgresHotReads(pool: pg.Pool, prepared = true): HotReads {
+  const query = (name: string, text: string, values: unknown[]): pg.QueryArrayConfig =>
+    prepared ? { name: `booking_${name}`, text, values, rowMode: 'array' } : { text, values, rowMode: 'array' };
   // connection and timeout errors as DatabaseUnavailable, like every query through Kysely
   const arrays = async (name: keyof typeof SQL, values: unknown[]) =>
-    (await pool.query<unknown[]>({ text: SQL[name], values, rowMode: 'array' }).catch(rethrow)).rows;
-  const coalesced = new CoalescedVersionReads(pool);
+    (await pool.query<unknown[]>(query(name, SQL[name], values)).catch(rethrow)).rows;
+  const coalesced = new CoalescedVersionReads(pool, query);
   return {
     versions: async (scheduleId, wanted) => {
       const read = await coalesced.read(scheduleId, wanted);
@@ -298,7 +303,10 @@ class CoalescedVersionReads {
   /** by schedule: the latest bookings version a read returned, and when a read first returned it */
   private readonly moved = new Map<number, { version: number; at: number }>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly query: (name: string, text: string, values: unknown[]) => pg.QueryArrayConfig,
+  ) {}
 
   read(scheduleId: number | null, wanted?: ChangesWanted): Promise<VersionsRead> {
     let pending = this.next;
@@ -331,18 +339,14 @@ class CoalescedVersionReads {
     const query = this.pool
       .query<unknown[]>(
         wanted.length === 0
-          ? { text: VERSIONS_SQL, values: [ids], rowMode: 'array' }
-          : {
-              text: VERSIONS_AND_CHANGES_SQL,
-              values: [
-                ids,
-                wanted.map((w) => w.scheduleId),
-                wanted.map((w) => w.since),
-                wanted.map((w) => w.reach.before),
-                wanted.map((w) => w.reach.after),
-              ],
-              rowMode: 'array',
-            },
+          ? this.query('versions', VERSIONS_SQL, [ids])
+          : this.query('versions_and_changes', VERSIONS_AND_CHANGES_SQL, [
+              ids,
+              wanted.map((w) => w.scheduleId),
+              wanted.map((w) => w.since),
+              wanted.map((w) => w.reach.before),
+              wanted.map((w) => w.reach.after),
+            ]),
       )
       .catch(rethrow)
       .then(({ rows }): VersionsRead => this.versionsRead(rows, wanted));
