@@ -134,6 +134,7 @@ function startMailer(config: Config, mail: { thread: boolean; connections: numbe
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       busyTimeoutMs: config.sqliteBusyTimeoutMs,
+      preparedStatements: config.databasePreparedStatements,
     },
     worker,
   };
@@ -147,7 +148,12 @@ function startMailer(config: Config, mail: { thread: boolean; connections: numbe
  */
 async function migrateUnbounded(config: Config, db: Db): Promise<void> {
   if (parseDatabaseUrl(config.databaseUrl).location === ':memory:') return migrate(db);
-  const migrator = connect(config.databaseUrl, { poolMax: 1, connectTimeoutMs: config.databaseConnectTimeoutMs, ...UNBOUNDED_WORK });
+  const migrator = connect(config.databaseUrl, {
+    poolMax: 1,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    preparedStatements: config.databasePreparedStatements,
+    ...UNBOUNDED_WORK,
+  });
   try {
     await migrate(migrator);
   } finally {

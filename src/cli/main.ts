@@ -35,7 +35,7 @@ class UsageError extends Error {}
 
 async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
   // an operator's command: no client waits for it, so no statement bound and the long SQLite busy wait
-  const db = connect(config.databaseUrl, { poolMax: 2, ...UNBOUNDED_WORK });
+  const db = connect(config.databaseUrl, { poolMax: 2, preparedStatements: config.databasePreparedStatements, ...UNBOUNDED_WORK });
   try {
     await migrate(db);
     return await work(db);

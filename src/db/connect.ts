@@ -8,6 +8,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { postgresHotReads, sqliteHotReads, type HotReads } from './hot-reads.js';
+import { prepareMarkedStatements } from './prepared.js';
 import { mappingUnavailable } from './unavailable.js';
 import { DatabaseUnavailable } from '../core/errors.js';
 
@@ -194,7 +195,10 @@ function connectPostgres(
     pool.on('error', () => {});
     // nor may a checked-out one (PostgreSQL restarting under load): its query fails on its own, and the
     // pool discards the broken client on release; without a listener the 'error' event kills the process
-    pool.on('connect', (client) => client.on('error', () => {}));
+    pool.on('connect', (client) => {
+      client.on('error', () => {});
+      if (preparedStatements) prepareMarkedStatements(client);
+    });
     return pool;
   };
   // The per-request reads have connections of their own, out of the poolMax: bookings of one schedule wait

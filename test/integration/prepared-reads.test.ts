@@ -23,7 +23,7 @@ test('DATABASE_PREPARED_STATEMENTS: on by default, off on request, anything else
 });
 
 test(
-  'PostgreSQL: the per-request reads answer the same prepared and unprepared, and only prepared leave statements behind',
+  'PostgreSQL: the per-request reads and the statements of a booking answer the same prepared and unprepared, and only prepared leave statements behind',
   { skip: !POSTGRES_AVAILABLE },
   async () => {
     const inst = await testInstallation('postgres', { now: NOW, timezone: 'UTC', schedules: [deskSchedule()] });
@@ -61,6 +61,26 @@ test(
         assert.equal(await a.hot.bookingsVersion(scheduleId), await b.hot.bookingsVersion(scheduleId));
       }
       assert.deepEqual(await statementsOf(prepared), ['booking_bookedTimes', 'booking_changesAround', 'booking_versions']);
+      assert.deepEqual(await statementsOf(plain), []);
+
+      // a booking's marked statements (db/prepared.ts): named on the first connection, plain on the second,
+      // the same outcome either way, twice each (the second use of a name runs the statement prepared)
+      const hours = ['10:00', '10:30', '11:00', '11:30'];
+      for (const [i, db] of [prepared, plain, prepared, plain].entries()) {
+        const made = await createBooking(
+          db,
+          snapshot,
+          { ...booking, slot: `2026-06-02 ${hours[i]}:00`, submission: { email: `b${i}@example.com` } },
+          inst.clock(),
+        );
+        assert.equal(made.start, Date.UTC(2026, 5, 2, 10 + Math.floor(i / 2), (i % 2) * 30));
+        await assert.rejects(
+          createBooking(db, snapshot, { ...booking, slot: `2026-06-02 ${hours[i]}:00` }, inst.clock()),
+          /Time not available/,
+        );
+      }
+      const marked = (await statementsOf(prepared)).filter((name) => /^booking_[0-9a-f]{24}$/.test(name));
+      assert.ok(marked.length >= 2, `the booking's check and store are named: ${marked.join(', ')}`);
       assert.deepEqual(await statementsOf(plain), []);
     } finally {
       await prepared.close();

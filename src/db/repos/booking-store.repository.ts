@@ -10,6 +10,7 @@ import { insertBooking, type NewBooking } from './booking.repository.js';
 import { saveCustomer, type CustomerDetails, type SavedCustomer } from './customer.repository.js';
 import { checkRecipients, enqueueMessages } from './outbox.repository.js';
 import { insertAuditEvent, type AuditRow } from './audit.repository.js';
+import { PREPARED } from '../prepared.js';
 
 type Q = Kysely<Database>;
 
@@ -42,7 +43,7 @@ export interface BookingsSeen {
 }
 
 export async function bookingsSeen(db: Q, scheduleId: number, reasonId: number, from: number, to: number): Promise<BookingsSeen> {
-  const { rows } = await sql<{ kind: number; a: number; b: number }>`
+  const { rows } = await sql<{ kind: number; a: number; b: number }>`${PREPARED}
     select 0 as kind, bookings_version as a, 0 as b from schedules where id = ${scheduleId} and retired_at is null
     union all
     select 2, 0, 0 from reasons where id = ${reasonId} and schedule_id = ${scheduleId} and retired_at is null
@@ -74,7 +75,7 @@ export async function bookingsSeen(db: Q, scheduleId: number, reasonId: number, 
  */
 export async function storeBookingIfUnchanged(db: Q, store: BookingToStore, seen: BookingsSeen): Promise<StoredBooking | null> {
   const { scheduleId, reasonId } = store.booking;
-  const { rows } = await sql<StoredRow>`
+  const { rows } = await sql<StoredRow>`${PREPARED}
     with bump as (
       update schedules set bookings_version = bookings_version + 1
       where id = ${scheduleId} and retired_at is null
@@ -101,7 +102,7 @@ export async function storeBookingLocked(
 ): Promise<StoredBooking | null> {
   const { scheduleId, reasonId } = store.booking;
   if (dialect === 'postgres') {
-    const { rows } = await sql<StoredRow>`
+    const { rows } = await sql<StoredRow>`${PREPARED}
       with bump as (
         select ${changedIn}::int8 as bookings_version
         where exists (select 1 from reasons where id = ${reasonId} and schedule_id = ${scheduleId} and retired_at is null)
