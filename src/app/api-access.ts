@@ -58,7 +58,8 @@ export function apiAccessCheck({ db, snapshots, rateLimits = new MemoryRateLimit
   return async function checkApiAccess(scheduleId: number | null, token: string | null): Promise<ApiAccess> {
     // one read for both versions: every read costs a SQLite read transaction (file-lock system calls),
     // a large share of a fast call; the availability calls check their cached answers against these
-    const versions = await db.hot.versions(scheduleId, changesWanted(scheduleId));
+    // only PostgreSQL's version read brings changes (SQLite reads them itself, without a round trip)
+    const versions = await db.hot.versions(scheduleId, db.dialect === 'postgres' ? changesWanted(scheduleId) : undefined);
     const snapshot = await snapshots.at(versions.config);
     const { settings } = snapshot;
     if (!settings.configured) return { snapshot, versions, refusal: NOT_CONFIGURED };
