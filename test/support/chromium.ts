@@ -1,6 +1,6 @@
 // The browser tier needs Debian's chromium. Where it is missing and we are root, it is installed once
-// (apt-get, about a minute); otherwise the browser tests are skipped with a plain message. Under
-// CI=true a missing browser is a failure, never a skip.
+// (apt-get, about a minute, under a file lock: the test files run in parallel); otherwise the browser tests
+// are skipped with a plain message. Under CI=true a missing browser is a failure, never a skip.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,9 +26,10 @@ function install(): string | null {
   if (process.getuid?.() !== 0)
     return `${CHROMIUM_PATH} is missing and we are not root, so it cannot be installed (apt-get install chromium)`;
   console.log('# installing Debian chromium for the browser tests (apt-get, about a minute)…');
-  const result = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'], {
-    stdio: 'inherit',
-  });
+  // the browser test files start at once, each in its own process: one installs under the lock, the others
+  // wait for it and then find the browser (without the lock they failed on apt's own lock, on a new machine)
+  const script = `test -x ${CHROMIUM_PATH} || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }`;
+  const result = spawnSync('flock', [join(tmpdir(), 'booking-chromium-install.lock'), 'sh', '-c', script], { stdio: 'inherit' });
   if (result.status !== 0 || !existsSync(CHROMIUM_PATH)) return `installing chromium with apt-get failed (exit ${result.status})`;
   return null;
 }
