@@ -34,8 +34,9 @@ export interface Config {
   /** PostgreSQL: statement_timeout, and the client's bound on an answer (+500 ms), ms; 0: none */
   readonly databaseStatementTimeoutMs: number;
   /**
-   * DATABASE_PREPARED_STATEMENTS: PostgreSQL, the per-request reads as named prepared statements (planned once
-   * per connection; about half the server's work per read). Off for a PgBouncer in transaction mode older
+   * DATABASE_PREPARED_STATEMENTS: PostgreSQL, the per-request reads and a booking's marked statements
+   * (db/prepared.ts) as named prepared statements (planned once per connection; about half the server's work
+   * per read). Off for a PgBouncer in transaction mode older
    * than 1.21 or without max_prepared_statements (docs/operations.md)
    */
   readonly databasePreparedStatements: boolean;

@@ -54,8 +54,9 @@ export interface ConnectOptions {
    */
   statementTimeoutMs?: number;
   /**
-   * PostgreSQL: run the per-request reads (hot-reads.ts) as named prepared statements, planned once per
-   * connection (DATABASE_PREPARED_STATEMENTS); default true. Session state: a PgBouncer in transaction mode
+   * PostgreSQL: run the per-request reads (hot-reads.ts) and a booking's statements marked PREPARED
+   * (prepared.ts) as named prepared statements, planned once per connection (DATABASE_PREPARED_STATEMENTS);
+   * default true. Session state: a PgBouncer in transaction mode
    * must track them (1.21 or newer, max_prepared_statements > 0), or this must be off
    */
   preparedStatements?: boolean;

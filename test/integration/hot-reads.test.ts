@@ -54,7 +54,7 @@ async function heldWrite(db: Db, scheduleId: number, reasonId: number, customerI
   return { finish, done };
 }
 
-describeEachDatabase('prepared per-request reads', (dialect) => {
+describeEachDatabase('per-request reads beside a write transaction', (dialect) => {
   test('see neither the versions nor the bookings of an open transaction; see its commit at once', async () => {
     const inst = await testInstallation(dialect, {
       now: NOW,
@@ -116,6 +116,8 @@ describeEachDatabase('prepared per-request reads', (dialect) => {
       // rolled back: reads made while it was open must not have seen its changes
       const rolledBack = await heldWrite(db, schedule.id, reasonId, customer.id);
       const during = read();
+      // let the turn's shared version read run while the write transaction is still open
+      await new Promise((resolve) => setImmediate(resolve));
       rolledBack.finish('roll back');
       assert.equal(await rolledBack.done, 'rolled back on purpose');
       assert.deepEqual(await during, [config0, bookings0, [], bookings0]);
@@ -124,6 +126,7 @@ describeEachDatabase('prepared per-request reads', (dialect) => {
       // committed: the next read sees it
       const committed = await heldWrite(db, schedule.id, reasonId, customer.id);
       const during2 = read(false);
+      await new Promise((resolve) => setImmediate(resolve));
       committed.finish('commit');
       assert.equal(await committed.done, 'committed');
       const [config2, bookings2, spans2, bookingsWithConfig2] = await during2;
