@@ -123,6 +123,7 @@ async function updatedDays(
   // read after the version the request read, so it holds every change up to it (and perhaps later ones,
   // which the answer then holds too on the days they touch; it keeps the version asked for, the lower bound)
   const changes = await db.hot.changesAround(schedule.id, previous.bookingsVersion, before, after);
+  if (!changes) return null; // more than MAX_CHANGES: computed whole
   return { ...updatedStarts(ctx, firstDay, previous, changes), bookingsVersion: previous.bookingsVersion };
 }
 

@@ -8,6 +8,7 @@ import { ALL_WEEK, testInstallation } from '../support/installation.js';
 import { bumpBookingsVersion } from '../../src/db/repos/booking.repository.js';
 import { bumpConfigVersion } from '../../src/db/repos/installation.repository.js';
 import type { Db } from '../../src/db/connect.js';
+import { MAX_CHANGES } from '../../src/db/hot-reads.js';
 
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 const HOUR = 3_600_000;
@@ -94,7 +95,7 @@ describeEachDatabase('per-request reads beside a write transaction', (dialect) =
           db.hot.versions(schedule.id),
           db.hot.bookingsVersion(schedule.id),
           db.hot.bookedTimes(schedule.id, NOW, NOW + 48 * HOUR),
-          db.hot.changesAround(schedule.id, since, HOUR, HOUR),
+          db.hot.changesAround(schedule.id, since, HOUR, HOUR).then((changes) => changes!),
         ]);
         // the bookings changed since the version first read are the ones booked, and the booked ones around them
         if (settled) {
@@ -140,4 +141,73 @@ describeEachDatabase('per-request reads beside a write transaction', (dialect) =
       await inst.close();
     }
   });
+
+  test(`more than ${MAX_CHANGES} changes since a version are not brought: the answer behind them is computed whole`, async () => {
+    const inst = await testInstallation(dialect, {
+      now: NOW,
+      schedules: [{ name: 'Desk', weekly_hours: ALL_WEEK([['09:00', '17:00']]), reasons: [{ name: 'Talk', duration_minutes: 60 }] }],
+    });
+    try {
+      const { db } = inst;
+      const schedule = inst.schedules[0]!;
+      const customer = await db.kysely
+        .insertInto('customers')
+        .values({
+          email_key: 'many@example.com',
+          email: 'many@example.com',
+          first_name: 'M',
+          last_name: '',
+          phone: '',
+          created_at: NOW,
+          updated_at: NOW,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      // MAX_CHANGES + 1 bookings, each its own version (1 .. MAX_CHANGES + 1), an hour apart
+      for (let i = 0; i <= MAX_CHANGES; i++) {
+        await db.write(async (trx) => {
+          const changedIn = await bumpBookingsVersion(trx, schedule.id);
+          await trx
+            .insertInto('bookings')
+            .values({
+              details_id: `many-${i}`,
+              schedule_id: schedule.id,
+              reason_id: schedule.reasons[0]!.id,
+              customer_id: customer.id,
+              start_at: NOW + i * HOUR,
+              end_at: NOW + (i + 1) * HOUR,
+              status: 'booked',
+              source: 'admin',
+              answers: '{}',
+              created_at: NOW,
+              changed_in: changedIn!,
+            })
+            .execute();
+        });
+      }
+      const reach = { before: HOUR, after: HOUR };
+      assert.equal(await db.hot.changesAround(schedule.id, 0, reach.before, reach.after), null, 'one change too many');
+      const last = await db.hot.changesAround(schedule.id, 1, reach.before, reach.after);
+      assert.equal(last?.changed.length, MAX_CHANGES, 'exactly MAX_CHANGES are brought');
+      // the booking of each change and its neighbours an hour either side: every booking but the first
+      assert.equal(last?.around.length, MAX_CHANGES + 1);
+      if (dialect === 'postgres') {
+        // the version read brings the changes only when they are few enough (SQLite brings none)
+        assert.equal((await db.hot.versions(schedule.id, { since: 0, reach })).changes, undefined);
+        // changes are asked for once a read has seen the schedule's version move (CoalescedVersionReads)
+        await bumpOnce(db, schedule.id);
+        await db.hot.versions(schedule.id);
+        const brought = (await db.hot.versions(schedule.id, { since: 1, reach })).changes;
+        assert.equal(brought?.changed.length, MAX_CHANGES, JSON.stringify(brought?.changed.length));
+        assert.equal((await db.hot.versions(schedule.id, { since: 0, reach })).changes, undefined);
+      }
+    } finally {
+      await inst.close();
+    }
+  });
 });
+
+/** A version bump that changes no booking: the schedule's version moves, so the version read asks for changes. */
+async function bumpOnce(db: Db, scheduleId: number) {
+  await db.write((trx) => bumpBookingsVersion(trx, scheduleId));
+}
