@@ -69,24 +69,6 @@ export class AnswerCache<T> {
     private readonly weigh: (value: T) => number,
   ) {}
 
-  /**
-   * The oldest bookings version of the answers held for a schedule under this config version, leaving out
-   * those more than `within` versions behind the newest (a rarely asked answer reads its changes itself):
-   * the version from which a read of the schedule's changes brings what all of them need.
-   */
-  oldestBookingsVersion(scheduleId: number, configVersion: number, within: number): number | undefined {
-    const keys = this.groups.get(String(scheduleId));
-    if (!keys) return undefined;
-    const versions: number[] = [];
-    for (const key of keys) {
-      const entry = this.entries.get(key)!;
-      if (entry.configVersion === configVersion) versions.push(entry.bookingsVersion);
-    }
-    if (!versions.length) return undefined;
-    const newest = Math.max(...versions);
-    return Math.min(...versions.filter((v) => v >= newest - within));
-  }
-
   get(key: string, configVersion: number, bookingsVersion: number, now: number): T | undefined {
     const hit = this.entries.get(key);
     return hit && serves(hit, configVersion, bookingsVersion, now) ? hit.value : undefined;

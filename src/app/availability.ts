@@ -85,7 +85,7 @@ export async function listDays(
   const version = await bookingsVersionOf(db, schedule.id, known);
   return answerCachesOf(db).days.obtain(`${schedule.id}:${reason.id}`, snapshot.version, version, now, async (previous) => {
     const window = bookingWindow(ctx);
-    const updated = previous && (await updatedDays(db, schedule, ctx, window.firstDay, previous, known));
+    const updated = previous && (await updatedDays(db, schedule, ctx, window.firstDay, previous));
     if (updated) return updated;
     const bookings = await readBookingsAround(db, schedule, ctx, window.firstDay, window.lastDay);
     return freeDaysAnswer(ctx, window.firstDay, firstFreeStarts(ctx, bookings, window.firstDay, window.lastDay));
@@ -111,15 +111,9 @@ async function updatedDays(
   ctx: AvailabilityContext,
   firstDay: number,
   previous: CachedAnswer<FreeDays>,
-  known: Versions | undefined,
 ): Promise<Computed<FreeDays> | null> {
   if (previous.value.firstDay !== firstDay || ctx.now < previous.validFrom || ctx.now >= previous.validUntil) return null;
   const { before, after } = changeReach(ctx);
-  // the changes read with the request's versions (PostgreSQL), when they reach back to the answer's version
-  // and far enough around each change: exactly up to the version read, so the answer is at that version
-  const brought = known?.scheduleId === schedule.id ? known.changes : undefined;
-  if (brought && brought.since <= previous.bookingsVersion && brought.reach.before >= before && brought.reach.after >= after)
-    return { ...updatedStarts(ctx, firstDay, previous, brought), bookingsVersion: known!.bookings! };
   // read after the version the request read, so it holds every change up to it (and perhaps later ones,
   // which the answer then holds too on the days they touch; it keeps the version asked for, the lower bound)
   const changes = await db.hot.changesAround(schedule.id, previous.bookingsVersion, before, after);
@@ -140,22 +134,6 @@ function updatedStarts(
     starts.splice(first - firstDay, last - first + 1, ...firstFreeStarts(ctx, around, first, last));
   }
   return freeDaysAnswer(ctx, firstDay, starts);
-}
-
-const scheduleReaches = new WeakMap<ScheduleView, ChangeReach>();
-
-/** The widest reach of a change over the schedule's reasons: what a read of its changes brings around each (Versions.changes). */
-export function scheduleChangeReach(schedule: ScheduleView): ChangeReach {
-  let reach = scheduleReaches.get(schedule);
-  if (!reach) {
-    reach = { before: 0, after: 0 };
-    for (const { durationMinutes } of schedule.reasons.values()) {
-      const { before, after } = changeReach({ rules: schedule.rules, durationMinutes });
-      reach = { before: Math.max(reach.before, before), after: Math.max(reach.after, after) };
-    }
-    scheduleReaches.set(schedule, reach);
-  }
-  return reach;
 }
 
 /**

@@ -21,12 +21,6 @@ export interface Versions {
   readonly scheduleId: number | null;
   /** its bookings version; null when no schedule was asked about or it does not exist */
   readonly bookings: number | null;
-  /**
-   * PostgreSQL, when the caller wanted them: the schedule's bookings changed after a version at or before
-   * the one asked for, up to `bookings`, read in the same statement (so an answer cached at a version from
-   * `since` on is brought up to date without a read of its own)
-   */
-  readonly changes?: BookingChangesSince;
 }
 
 /** How far from a changed booking the bookings around it are wanted (before its start, after its end), in ms. */
@@ -35,24 +29,9 @@ export interface ChangeReach {
   readonly after: number;
 }
 
-/** The changes a request would like read with its versions: those after `since`, with the bookings within `reach` of them. */
-export interface ChangesWanted {
-  readonly since: number;
-  readonly reach: ChangeReach;
-}
-
-/** The changes after `since` (up to the version read with them), with the booked bookings within `reach` of them. */
-export interface BookingChangesSince extends BookingChanges {
-  readonly since: number;
-  readonly reach: ChangeReach;
-}
-
 export interface HotReads {
-  /**
-   * The config version and, when `scheduleId` is given, that schedule's bookings version: one read, not two.
-   * With `changes`, on PostgreSQL, also the schedule's bookings changed since then (Versions.changes).
-   */
-  versions(scheduleId: number | null, changes?: ChangesWanted): Promise<Versions>;
+  /** The config version and, when `scheduleId` is given, that schedule's bookings version: one read, not two. */
+  versions(scheduleId: number | null): Promise<Versions>;
   /** the schedule's bookings version (0 when there is no such schedule) */
   bookingsVersion(scheduleId: number): Promise<number>;
   /** booked (not cancelled) spans of a schedule starting in [from, to) */
@@ -259,11 +238,9 @@ export function postgresHotReads(pool: pg.Pool, prepared = true): HotReads {
     (await pool.query<unknown[]>(query(name, SQL[name], values)).catch(rethrow)).rows;
   const coalesced = new CoalescedVersionReads(pool, query);
   return {
-    versions: async (scheduleId, wanted) => {
-      const read = await coalesced.read(scheduleId, wanted);
-      if (scheduleId === null) return versionsOf(read.config, null, null);
-      const changes = read.changes.get(scheduleId);
-      return { ...versionsOf(read.config, scheduleId, read.bookings.get(scheduleId) ?? null), ...(changes && { changes }) };
+    versions: async (scheduleId) => {
+      const read = await coalesced.read(scheduleId);
+      return versionsOf(read.config, scheduleId, scheduleId === null ? null : (read.bookings.get(scheduleId) ?? null));
     },
     bookingsVersion: async (scheduleId) => (await coalesced.read(scheduleId)).bookings.get(scheduleId) ?? 0,
     bookedTimes: async (scheduleId, from, to) => spansOf(await arrays('bookedTimes', [scheduleId, from, to])),
@@ -282,34 +259,18 @@ interface VersionsRead {
   readonly config: number;
   /** bookings version by schedule id, for the asked schedules that exist */
   readonly bookings: ReadonlyMap<number, number>;
-  /** changes by schedule id, for the asked schedules whose changes were wanted */
-  readonly changes: ReadonlyMap<number, BookingChangesSince>;
 }
 
 interface PendingRead {
-  /** the asked schedules, with the earliest version and the widest reach any of their requests wanted changes from */
-  readonly schedules: Map<number, ChangesWanted | undefined>;
+  /** the asked schedules */
+  readonly schedules: Set<number>;
   readonly result: Promise<VersionsRead>;
   settle(read: Promise<VersionsRead>): void;
   sendScheduled: boolean;
 }
 
 const VERSIONS_SQL =
-  'select 0, m.config_version, s.id, s.bookings_version, 0 from meta m left join schedules s on s.id = any($1::int8[]) where m.id = 1';
-// the changes of each schedule wanted, after the earliest version wanted (the index bookings_schedule_changes), and the booked bookings around them (bookings_schedule_span; distinct
-// with the id, so a booking near two changes comes once), in the snapshot that read the versions
-// with POSTGRES_CHANGES_AROUND's LATERAL parts, for its generic plan
-export const VERSIONS_AND_CHANGES_SQL = `with wanted as (select * from unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[]) as w(schedule_id, since, before, after)),
-changed as (select w.schedule_id, b.start_at, b.end_at, w.before, w.after from wanted w
-  cross join lateral (select start_at, end_at from bookings b where b.schedule_id = w.schedule_id and b.changed_in > w.since
-  order by b.changed_in limit ${MAX_CHANGES + 1}) b)
-${VERSIONS_SQL}
-union all
-select 1, schedule_id, start_at, end_at, 0 from changed
-union all
-select distinct 2, b.schedule_id, b.start_at, b.end_at, b.id from changed c cross join lateral (select b.schedule_id, b.start_at, b.end_at, b.id
-from bookings b where b.schedule_id = c.schedule_id and b.status = 'booked' and b.start_at >= c.start_at - c.before
-and b.start_at < c.end_at + c.after offset 0) b`;
+  'select m.config_version, s.id, s.bookings_version from meta m left join schedules s on s.id = any($1::int8[]) where m.id = 1';
 
 /**
  * On PostgreSQL each version read is a round trip, and the per-request read was most of a cached request's
@@ -319,39 +280,32 @@ and b.start_at < c.end_at + c.after offset 0) b`;
  * sees every change committed before it arrived, the same guarantee as a read of its own
  * (docs/decisions.md §1; docs/architecture.md, "A request's path").
  *
- * After a booking every reader of its schedule needs the bookings changed since its cached answer: the same
- * read brings them, for each schedule whose changes a request wanted, since the earliest version wanted
- * (the oldest of the schedule's cached answers: app/api-access.ts). So a booking costs the readers no round
- * trip of their own (issue 13).
+ * The read brings versions only. It once also brought the bookings changed since the schedule's cached
+ * answers, sparing the answer a read of its own after a booking; but that statement cost PostgreSQL four
+ * times the version read even when nothing had changed (0.22 against 0.06 ms), every shared read waited for
+ * it, and /days under 100 bookings a second served 0.40-0.46 of its quiet figure against 0.82 without it
+ * (issue 13). An answer behind by a few bookings now reads their changes itself, once per answer and
+ * version (AnswerCache), while the other readers' version reads go on.
  */
 class CoalescedVersionReads {
   private static readonly MAX_IN_FLIGHT = 1;
-  /**
-   * Changes are asked for only while the schedule's version moved within this time: the statement that
-   * brings them costs PostgreSQL about twice the version read alone even when nothing changed (0.43-0.51 ms
-   * against 0.26-0.29 ms on one connection of the benchmark machine), which a schedule nobody books need not pay. The first read after a quiet spell brings the
-   * version alone, and the answer behind it reads its changes itself (app/availability.ts).
-   */
-  private static readonly CHANGES_WHILE_MOVED_MS = 10_000;
   private next: PendingRead | null = null;
   private inFlight = 0;
-  /** by schedule: the latest bookings version a read returned, and when a read first returned it */
-  private readonly moved = new Map<number, { version: number; at: number }>();
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly query: (name: string, text: string, values: unknown[]) => pg.QueryArrayConfig,
   ) {}
 
-  read(scheduleId: number | null, wanted?: ChangesWanted): Promise<VersionsRead> {
+  read(scheduleId: number | null): Promise<VersionsRead> {
     let pending = this.next;
     if (!pending) {
       let settle!: (read: Promise<VersionsRead>) => void;
       const result = new Promise<VersionsRead>((resolve) => (settle = resolve));
-      pending = this.next = { schedules: new Map(), result, settle, sendScheduled: false };
+      pending = this.next = { schedules: new Set(), result, settle, sendScheduled: false };
       this.sendWhenFree();
     }
-    if (scheduleId !== null) pending.schedules.set(scheduleId, widest(pending.schedules.get(scheduleId), wanted));
+    if (scheduleId !== null) pending.schedules.add(scheduleId);
     return pending.result;
   }
 
@@ -366,25 +320,15 @@ class CoalescedVersionReads {
   private send(pending: PendingRead): void {
     this.next = null;
     this.inFlight++;
-    const wanted: { scheduleId: number; since: number; reach: ChangeReach }[] = [];
-    const movedSince = Date.now() - CoalescedVersionReads.CHANGES_WHILE_MOVED_MS;
-    for (const [scheduleId, changes] of pending.schedules)
-      if (changes && (this.moved.get(scheduleId)?.at ?? -Infinity) >= movedSince) wanted.push({ scheduleId, ...changes });
-    const ids = [...pending.schedules.keys()];
     const query = this.pool
-      .query<unknown[]>(
-        wanted.length === 0
-          ? this.query('versions', VERSIONS_SQL, [ids])
-          : this.query('versions_and_changes', VERSIONS_AND_CHANGES_SQL, [
-              ids,
-              wanted.map((w) => w.scheduleId),
-              wanted.map((w) => w.since),
-              wanted.map((w) => w.reach.before),
-              wanted.map((w) => w.reach.after),
-            ]),
-      )
+      .query<unknown[]>(this.query('versions', VERSIONS_SQL, [[...pending.schedules]]))
       .catch(rethrow)
-      .then(({ rows }): VersionsRead => this.versionsRead(rows, wanted));
+      .then(({ rows }): VersionsRead => {
+        if (rows.length === 0) throw new Error(MISSING_META);
+        const bookings = new Map<number, number>();
+        for (const [, id, version] of rows) if (id !== null) bookings.set(Number(id), Number(version));
+        return { config: Number(rows[0]![0]), bookings };
+      });
     pending.settle(query);
     void query
       .catch(() => {})
@@ -393,38 +337,4 @@ class CoalescedVersionReads {
         this.sendWhenFree();
       });
   }
-
-  private versionsRead(rows: unknown[][], wanted: readonly { scheduleId: number; since: number; reach: ChangeReach }[]): VersionsRead {
-    let config: number | null = null;
-    const bookings = new Map<number, number>();
-    const changes = new Map<number, { since: number; reach: ChangeReach; changed: BookedTime[]; around: BookedTime[] }>();
-    for (const w of wanted) changes.set(w.scheduleId, { since: w.since, reach: w.reach, changed: [], around: [] });
-    for (const [kind, a, b, c] of rows) {
-      if (Number(kind) === 0) {
-        config = Number(a);
-        if (b !== null) bookings.set(Number(b), Number(c));
-      } else {
-        const of = changes.get(Number(a))!;
-        (Number(kind) === 1 ? of.changed : of.around).push({ start: Number(b), end: Number(c) });
-      }
-    }
-    if (config === null) throw new Error(MISSING_META);
-    // too many to apply: the answers behind them are computed whole
-    for (const [id, of] of changes) if (of.changed.length > MAX_CHANGES) changes.delete(id);
-    for (const [id, version] of bookings) {
-      const known = this.moved.get(id);
-      // first seen: not a move (the bookings seeded or made before this process started)
-      if (!known) this.moved.set(id, { version, at: -Infinity });
-      else if (version > known.version) this.moved.set(id, { version, at: Date.now() });
-    }
-    return { config, bookings, changes };
-  }
 }
-
-const widest = (a: ChangesWanted | undefined, b: ChangesWanted | undefined): ChangesWanted | undefined =>
-  a && b
-    ? {
-        since: Math.min(a.since, b.since),
-        reach: { before: Math.max(a.reach.before, b.reach.before), after: Math.max(a.reach.after, b.reach.after) },
-      }
-    : (a ?? b);
