@@ -39,8 +39,6 @@ export interface Computed<T> {
   readonly value: T;
   /** the instant from which time passing could change it (the engine's expiry) */
   readonly validUntil: number;
-  /** when the computation updated an older answer: the version it brought it to, if later than the one asked for */
-  readonly bookingsVersion?: number;
 }
 
 /**
@@ -60,8 +58,6 @@ export class AnswerCache<T> {
   private readonly entries = new Map<string, CachedAnswer<T> & { weight: number }>();
   private readonly running = new Map<string, { configVersion: number; bookingsVersion: number; done: Promise<CachedAnswer<T>> }>();
   private weight = 0;
-  /** the keys held per group (a schedule's answers: keys start with its id and a colon) */
-  private readonly groups = new Map<string, Set<string>>();
 
   /** bounded by the total weight of the answers held (their number of days or free times), not by count */
   constructor(
@@ -98,7 +94,7 @@ export class AnswerCache<T> {
     const done = compute(held?.configVersion === configVersion ? held : undefined).then((computed) => {
       const answer: CachedAnswer<T> = {
         configVersion,
-        bookingsVersion: Math.max(bookingsVersion, computed.bookingsVersion ?? bookingsVersion),
+        bookingsVersion,
         validFrom: now,
         validUntil: computed.validUntil,
         value: computed.value,
@@ -137,10 +133,6 @@ export class AnswerCache<T> {
     }
     this.entries.set(key, { ...answer, weight });
     this.weight += weight;
-    const group = groupOf(key);
-    let keys = this.groups.get(group);
-    if (!keys) this.groups.set(group, (keys = new Set()));
-    keys.add(key);
   }
 
   private delete(key: string): void {
@@ -148,14 +140,8 @@ export class AnswerCache<T> {
     if (!entry) return;
     this.entries.delete(key);
     this.weight -= entry.weight;
-    const group = groupOf(key);
-    const keys = this.groups.get(group)!;
-    keys.delete(key);
-    if (!keys.size) this.groups.delete(group);
   }
 }
-
-const groupOf = (key: string) => key.slice(0, key.indexOf(':'));
 
 const serves = (answer: CachedAnswer<unknown>, configVersion: number, bookingsVersion: number, now: number) =>
   answer.configVersion === configVersion && answer.bookingsVersion >= bookingsVersion && answer.validFrom <= now && now < answer.validUntil;

@@ -118,7 +118,7 @@ async function updatedDays(
   // which the answer then holds too on the days they touch; it keeps the version asked for, the lower bound)
   const changes = await db.hot.changesAround(schedule.id, previous.bookingsVersion, before, after);
   if (!changes) return null; // more than MAX_CHANGES: computed whole
-  return { ...updatedStarts(ctx, firstDay, previous, changes), bookingsVersion: previous.bookingsVersion };
+  return updatedStarts(ctx, firstDay, previous, changes);
 }
 
 /** The answer with the days the changes touch scanned again with the bookings around them. */

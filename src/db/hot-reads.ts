@@ -38,15 +38,15 @@ export interface HotReads {
   bookedTimes(scheduleId: number, from: number, to: number): Promise<BookedTime[]>;
   /**
    * The schedule's bookings booked or cancelled after bookings version `since`, and the booked ones starting
-   * in [start - before, end + after) of any of them, in one statement: while it runs, every reader of the
-   * schedule waits for it.
+   * in [start - before, end + after) of any of them, in one statement; null when more than MAX_CHANGES
+   * changed. While it runs, the requests for the answer it updates (at its version) wait for it.
    */
   changesAround(scheduleId: number, since: number, before: number, after: number): Promise<BookingChanges | null>;
 }
 
 /**
  * More changes than this since an answer's version, and the answer is computed whole instead (null from
- * changesAround, no `changes` with the versions): that reads one range of the schedule's bookings, where the
+ * changesAround): that reads one range of the schedule's bookings, where the
  * changes would bring a few days of bookings around each of them.
  */
 export const MAX_CHANGES = 200;
@@ -64,26 +64,32 @@ const SQL = {
   bookingsVersion: 'select bookings_version from schedules where id = $1',
   // served from the index bookings_schedule_span alone
   bookedTimes: "select start_at, end_at from bookings where schedule_id = $1 and start_at >= $2 and start_at < $3 and status = 'booked'",
-  // the changes from the index bookings_schedule_changes, the bookings around each by a range of
-  // bookings_schedule_span (distinct with the id, so a booking near two changes comes once). A booking row
-  // is never deleted while its schedule lives (a cancellation keeps it; deleting a schedule or a reason
-  // bumps the config version, and then no answer is updated).
-  changesAround: `with changed as (select start_at, end_at from bookings where schedule_id = $1 and changed_in > $2
+} as const;
+
+/**
+ * SQLite: the changes from the index bookings_schedule_changes, the bookings around each by a range of
+ * bookings_schedule_span (distinct with the id, so a booking near two changes comes once), none when there
+ * are more than MAX_CHANGES (the answer is then computed whole). A booking row is never deleted while its
+ * schedule lives (a cancellation keeps it; deleting a schedule or a reason bumps the config version, and
+ * then no answer is updated).
+ */
+const SQLITE_CHANGES_AROUND = `with changed as (select start_at, end_at from bookings where schedule_id = $1 and changed_in > $2
   order by changed_in limit ${MAX_CHANGES + 1})
 select 1 as changed, start_at, end_at, 0 as id from changed
 union all
 select distinct 0, b.start_at, b.end_at, b.id from changed c join bookings b
-on b.schedule_id = $3 and b.status = 'booked' and b.start_at >= c.start_at - $4 and b.start_at < c.end_at + $5`,
-} as const;
+on b.schedule_id = $3 and b.status = 'booked' and b.start_at >= c.start_at - $4 and b.start_at < c.end_at + $5
+where (select count(*) from changed) <= ${MAX_CHANGES}`;
+const SQLITE_SQL = { ...SQL, changesAround: SQLITE_CHANGES_AROUND };
 
 /**
  * PostgreSQL plans a prepared statement once for any parameters (a generic plan), guessing that a third of
  * the bookings changed after `since` and taking every booking in a range: it scanned all of a schedule's
- * bookings by hash join for each read that brought changes (2.6 ms against 0.44 for 10,000 bookings, more
+ * bookings by hash join for each read of changes (2.6 ms against 0.44 for 10,000 bookings, more
  * once ANALYZE had run; issue 13). Each part is therefore a LATERAL subquery that cannot be merged into a
  * join (LIMIT, OFFSET 0), so it runs per outer row by its index: the changes by bookings_schedule_changes
- * in changed_in order (the LIMIT shows when there are more than MAX_CHANGES), the bookings around each by a
- * range of bookings_schedule_span.
+ * in changed_in order (the LIMIT shows when there are more than MAX_CHANGES, and then no bookings around
+ * them are read), the bookings around each by a range of bookings_schedule_span.
  */
 export const POSTGRES_CHANGES_AROUND = `with changed as (select b.start_at, b.end_at from (select $1::int8 as schedule_id, $2::int8 as since) w
   cross join lateral (select start_at, end_at from bookings b where b.schedule_id = w.schedule_id and b.changed_in > w.since
@@ -91,7 +97,8 @@ export const POSTGRES_CHANGES_AROUND = `with changed as (select b.start_at, b.en
 select 1 as changed, start_at, end_at, 0 as id from changed
 union all
 select distinct 0, b.start_at, b.end_at, b.id from changed c cross join lateral (select b.start_at, b.end_at, b.id from bookings b
-where b.schedule_id = $3 and b.status = 'booked' and b.start_at >= c.start_at - $4 and b.start_at < c.end_at + $5 offset 0) b`;
+where b.schedule_id = $3 and b.status = 'booked' and b.start_at >= c.start_at - $4 and b.start_at < c.end_at + $5 offset 0) b
+where (select count(*) from changed) <= ${MAX_CHANGES}`;
 
 const MISSING_META = 'the meta row is missing: the database is not migrated';
 
@@ -132,10 +139,10 @@ const changesParameters = (scheduleId: number, since: number, before: number, af
  */
 export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Database>): HotReads {
   // prepared on first use: the connection is opened before migrations create the tables
-  const prepared = new Map<keyof typeof SQL, SQLite.Statement>();
-  const statement = (name: keyof typeof SQL, mode: 'pluck' | 'raw') => {
+  const prepared = new Map<keyof typeof SQLITE_SQL, SQLite.Statement>();
+  const statement = (name: keyof typeof SQLITE_SQL, mode: 'pluck' | 'raw') => {
     let st = prepared.get(name);
-    if (!st) prepared.set(name, (st = database.prepare(SQL[name].replace(/\$\d/g, '?'))[mode]()));
+    if (!st) prepared.set(name, (st = database.prepare(SQLITE_SQL[name].replace(/\$\d/g, '?'))[mode]()));
     return st;
   };
   // SQLITE_BUSY (a lock held past busy_timeout) as DatabaseUnavailable, like every query through Kysely
@@ -167,7 +174,7 @@ export function sqliteHotReads(database: SQLite.Database, kysely: Kysely<Databas
       const parameters = changesParameters(scheduleId, since, before, after);
       if (!database.inTransaction) return changesOf(run(() => statement('changesAround', 'raw').all(...parameters) as unknown[][]));
       const { rows } = await kysely.executeQuery<{ changed: number; start_at: number; end_at: number }>(
-        CompiledQuery.raw(SQL.changesAround.replace(/\$\d/g, '?'), parameters),
+        CompiledQuery.raw(SQLITE_CHANGES_AROUND.replace(/\$\d/g, '?'), parameters),
       );
       return changesOf(rows.map((r) => [r.changed, r.start_at, r.end_at]));
     },
@@ -283,7 +290,7 @@ const VERSIONS_SQL =
  * The read brings versions only. It once also brought the bookings changed since the schedule's cached
  * answers, sparing the answer a read of its own after a booking; but that statement cost PostgreSQL four
  * times the version read even when nothing had changed (0.22 against 0.06 ms), every shared read waited for
- * it, and /days under 100 bookings a second served 0.40-0.46 of its quiet figure against 0.82 without it
+ * it, and /days under 100 bookings a second served 0.40-0.46 of its quiet figure against 0.81-0.92 without it
  * (issue 13). An answer behind by a few bookings now reads their changes itself, once per answer and
  * version (AnswerCache), while the other readers' version reads go on.
  */

@@ -14,6 +14,7 @@ import { cancelBooking, createBooking } from '../../src/app/bookings.js';
 import { bookedTimes } from '../../src/db/repos/booking.repository.js';
 import { bookingWindow, freeDays, freeSlotsOn, relevantBookingStarts } from '../../src/core/availability/free-slots.js';
 import { formatDate, formatLocalDateTime } from '../../src/core/time/calendar.js';
+import { MAX_CHANGES } from '../../src/db/hot-reads.js';
 
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 
@@ -65,12 +66,7 @@ describeEachDatabase('a /days answer brought up to date by the changes since it'
     const below = random(seed);
     const inst = await testInstallation(dialect, { now: NOW, schedules: [SCHEDULE] });
     const other = connect(inst.url);
-    let ownChangesReads = 0;
-    const changesAround = inst.db.hot.changesAround.bind(inst.db.hot);
-    inst.db.hot.changesAround = (...args) => {
-      ownChangesReads++;
-      return changesAround(...args);
-    };
+    const reads = countChangesReads(inst.db);
     try {
       const scheduleId = inst.schedules[0]!.id;
       const reasonIds = inst.schedules[0]!.reasons.map((r) => r.id);
@@ -82,10 +78,12 @@ describeEachDatabase('a /days answer brought up to date by the changes since it'
       // this process has seen the schedule before the first change
       for (const reasonId of reasonIds) await days(reasonId);
       // 40 steps of 6 requests stay within the default rate limit (300 a minute)
+      let changedSteps = 0;
       for (let step = 0; step < 40; step++) {
         const snapshot = await otherSnapshots.current();
         if (booked.length && below(3) === 0) {
           assert.equal(await cancelBooking(other, booked.splice(below(booked.length), 1)[0]!, NOW), true);
+          changedSteps++;
         } else {
           const reasonId = reasonIds[below(reasonIds.length)]!;
           const { times } = await fromScratch(other, snapshot, scheduleId, reasonId, NOW);
@@ -93,24 +91,65 @@ describeEachDatabase('a /days answer brought up to date by the changes since it'
             const slot = times[below(times.length)]!;
             const request = { scheduleId, reasonId, slot, submission: { email: `c${step}@example.com` }, source: 'api' as const };
             booked.push((await createBooking(other, snapshot, request, NOW)).detailsId);
+            changedSteps++;
           }
         }
-        const readsBefore = ownChangesReads;
+        const readsBefore = reads.used;
         for (const reasonId of reasonIds) {
           const answers = await Promise.all([days(reasonId), days(reasonId), days(reasonId)]);
           const expected = (await fromScratch(inst.db, snapshot, scheduleId, reasonId, NOW)).days;
           for (const answer of answers) assert.deepEqual(answer, expected, `seed ${seed}, step ${step}, reason ${reasonId}`);
         }
         // one read of the changes per reason at most: its three requests share the computation (AnswerCache)
-        assert.ok(ownChangesReads - readsBefore <= reasonIds.length, `seed ${seed}, step ${step}: ${ownChangesReads - readsBefore} reads`);
+        assert.ok(reads.used - readsBefore <= reasonIds.length, `seed ${seed}, step ${step}: ${reads.used - readsBefore} reads`);
         updates++;
       }
       assert.equal(updates, 40);
-      // the answers were brought up to date from the changes, not computed whole (which reads no changes)
-      assert.ok(ownChangesReads >= 40, `seed ${seed}: ${ownChangesReads} reads of the changes`);
+      // after every change, each reason's answer was brought up to date from the changes, not computed whole
+      assert.equal(reads.used, changedSteps * reasonIds.length, `seed ${seed}: reads of the changes used`);
+      assert.equal(reads.refused, 0);
+    } finally {
+      await other.close();
+      await inst.close();
+    }
+  });
+
+  test(`more than ${MAX_CHANGES} changes since an answer: it is computed whole, and exact`, async () => {
+    const inst = await testInstallation(dialect, { now: NOW, schedules: [SCHEDULE] });
+    const other = connect(inst.url);
+    const reads = countChangesReads(inst.db);
+    try {
+      const scheduleId = inst.schedules[0]!.id;
+      const reasonId = inst.schedules[0]!.reasons[0]!.id;
+      const days = async () =>
+        (await inst.api({ method: 'GET', url: `/api/days?schedule=${scheduleId}&reason=${reasonId}` })).json<{ data: string[] }>().data;
+      await days();
+      // one time booked and cancelled again and again by another connection: a booking row changed a round
+      const snapshot = await new SnapshotCache(other).current();
+      const { times } = await fromScratch(other, snapshot, scheduleId, reasonId, NOW);
+      const request = { scheduleId, reasonId, slot: times[0]!, submission: { email: 'again@example.com' }, source: 'api' as const };
+      for (let round = 0; round <= MAX_CHANGES; round++) {
+        const { detailsId } = await createBooking(other, snapshot, request, NOW);
+        if (round < MAX_CHANGES) assert.equal(await cancelBooking(other, detailsId, NOW), true);
+      }
+      assert.deepEqual(await days(), (await fromScratch(inst.db, snapshot, scheduleId, reasonId, NOW)).days);
+      assert.deepEqual([reads.used, reads.refused], [0, 1], 'the changes were read, found too many, and not used');
     } finally {
       await other.close();
       await inst.close();
     }
   });
 });
+
+/** Counts the reads of changes this process makes: used (brought an answer up to date) or refused (too many). */
+function countChangesReads(db: Db) {
+  const counts = { used: 0, refused: 0 };
+  const changesAround = db.hot.changesAround.bind(db.hot);
+  db.hot.changesAround = async (...args) => {
+    const changes = await changesAround(...args);
+    if (changes) counts.used++;
+    else counts.refused++;
+    return changes;
+  };
+  return counts;
+}

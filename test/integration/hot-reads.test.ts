@@ -189,7 +189,7 @@ describeEachDatabase('per-request reads beside a write transaction', (dialect) =
       assert.equal(await db.hot.changesAround(schedule.id, 0, reach.before, reach.after), null, 'one change too many');
       const last = await db.hot.changesAround(schedule.id, 1, reach.before, reach.after);
       assert.equal(last?.changed.length, MAX_CHANGES, 'exactly MAX_CHANGES are brought');
-      // the booking of each change and its neighbours an hour either side: every booking but the first
+      // the bookings starting from an hour before a change to an hour after its end: all of them
       assert.equal(last?.around.length, MAX_CHANGES + 1);
     } finally {
       await inst.close();
