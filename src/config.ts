@@ -36,8 +36,8 @@ export interface Config {
   /**
    * DATABASE_PREPARED_STATEMENTS: PostgreSQL, the per-request reads and a booking's marked statements
    * (db/prepared.ts) as named prepared statements (planned once per connection; about half the server's work
-   * per read). Off for a PgBouncer in transaction mode older
-   * than 1.21 or without max_prepared_statements (docs/operations.md)
+   * per read). Off for a PgBouncer in transaction mode older than 1.21 or without max_prepared_statements
+   * (docs/operations.md)
    */
   readonly databasePreparedStatements: boolean;
   /** SQLite: busy_timeout, how long a write waits for another connection's lock, ms */

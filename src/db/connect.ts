@@ -56,8 +56,8 @@ export interface ConnectOptions {
   /**
    * PostgreSQL: run the per-request reads (hot-reads.ts) and a booking's statements marked PREPARED
    * (prepared.ts) as named prepared statements, planned once per connection (DATABASE_PREPARED_STATEMENTS);
-   * default true. Session state: a PgBouncer in transaction mode
-   * must track them (1.21 or newer, max_prepared_statements > 0), or this must be off
+   * default true. Session state: a PgBouncer in transaction mode must track them (1.21 or newer,
+   * max_prepared_statements > 0), or this must be off
    */
   preparedStatements?: boolean;
   /** SQLite: how long a write waits for another connection's write lock before SQLITE_BUSY (SQLITE_BUSY_TIMEOUT_MS) */

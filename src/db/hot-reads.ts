@@ -46,8 +46,8 @@ export interface HotReads {
 
 /**
  * More changes than this since an answer's version, and the answer is computed whole instead (null from
- * changesAround): that reads one range of the schedule's bookings, where the
- * changes would bring a few days of bookings around each of them.
+ * changesAround): that reads one range of the schedule's bookings, where the changes would bring a few
+ * days of bookings around each of them.
  */
 export const MAX_CHANGES = 200;
 
@@ -241,8 +241,8 @@ export function postgresHotReads(pool: pg.Pool, prepared = true): HotReads {
   const query = (name: string, text: string, values: unknown[]): pg.QueryArrayConfig =>
     prepared ? { name: `booking_${name}`, text, values, rowMode: 'array' } : { text, values, rowMode: 'array' };
   // connection and timeout errors as DatabaseUnavailable, like every query through Kysely
-  const arrays = async (name: keyof typeof SQL, values: unknown[]) =>
-    (await pool.query<unknown[]>(query(name, SQL[name], values)).catch(rethrow)).rows;
+  const arrays = async (name: string, text: string, values: unknown[]) =>
+    (await pool.query<unknown[]>(query(name, text, values)).catch(rethrow)).rows;
   const coalesced = new CoalescedVersionReads(pool, query);
   return {
     versions: async (scheduleId) => {
@@ -250,15 +250,9 @@ export function postgresHotReads(pool: pg.Pool, prepared = true): HotReads {
       return versionsOf(read.config, scheduleId, scheduleId === null ? null : (read.bookings.get(scheduleId) ?? null));
     },
     bookingsVersion: async (scheduleId) => (await coalesced.read(scheduleId)).bookings.get(scheduleId) ?? 0,
-    bookedTimes: async (scheduleId, from, to) => spansOf(await arrays('bookedTimes', [scheduleId, from, to])),
+    bookedTimes: async (scheduleId, from, to) => spansOf(await arrays('bookedTimes', SQL.bookedTimes, [scheduleId, from, to])),
     changesAround: async (scheduleId, since, before, after) =>
-      changesOf(
-        (
-          await pool
-            .query<unknown[]>(query('changesAround', POSTGRES_CHANGES_AROUND, changesParameters(scheduleId, since, before, after)))
-            .catch(rethrow)
-        ).rows,
-      ),
+      changesOf(await arrays('changesAround', POSTGRES_CHANGES_AROUND, changesParameters(scheduleId, since, before, after))),
   };
 }
 

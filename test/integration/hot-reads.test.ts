@@ -13,6 +13,46 @@ import { MAX_CHANGES } from '../../src/db/hot-reads.js';
 const NOW = Date.UTC(2026, 5, 1, 6, 0);
 const HOUR = 3_600_000;
 
+/** Stores a booking of the customer at [start, end), changed in `changedIn`, in the write transaction `trx`. */
+async function insertBooking(
+  trx: Parameters<Parameters<Db['write']>[0]>[0],
+  {
+    detailsId,
+    scheduleId,
+    reasonId,
+    customerId,
+    start,
+    end,
+    changedIn,
+  }: Record<'scheduleId' | 'reasonId' | 'customerId' | 'start' | 'end' | 'changedIn', number> & { detailsId: string },
+) {
+  await trx
+    .insertInto('bookings')
+    .values({
+      details_id: detailsId,
+      schedule_id: scheduleId,
+      reason_id: reasonId,
+      customer_id: customerId,
+      start_at: start,
+      end_at: end,
+      status: 'booked',
+      source: 'admin',
+      answers: '{}',
+      created_at: NOW,
+      changed_in: changedIn,
+    })
+    .execute();
+}
+
+/** A customer to book for. */
+async function insertCustomer(db: Db, email: string) {
+  return db.kysely
+    .insertInto('customers')
+    .values({ email_key: email, email, first_name: 'Held', last_name: '', phone: '', created_at: NOW, updated_at: NOW })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
 /** Opens a write transaction that changes what the hot reads return, and holds it until `finish` is called. */
 let held = 0;
 async function heldWrite(db: Db, scheduleId: number, reasonId: number, customerId: number) {
@@ -27,23 +67,9 @@ async function heldWrite(db: Db, scheduleId: number, reasonId: number, customerI
   const done = db
     .write(async (trx) => {
       await bumpConfigVersion(trx);
-      const changedIn = await bumpBookingsVersion(trx, scheduleId);
-      await trx
-        .insertInto('bookings')
-        .values({
-          details_id: `held-${++held}`,
-          schedule_id: scheduleId,
-          reason_id: reasonId,
-          customer_id: customerId,
-          start_at: NOW + 24 * HOUR,
-          end_at: NOW + 25 * HOUR,
-          status: 'booked',
-          source: 'admin',
-          answers: '{}',
-          created_at: NOW,
-          changed_in: changedIn!,
-        })
-        .execute();
+      const changedIn = (await bumpBookingsVersion(trx, scheduleId))!;
+      const detailsId = `held-${++held}`;
+      await insertBooking(trx, { detailsId, scheduleId, reasonId, customerId, start: NOW + 24 * HOUR, end: NOW + 25 * HOUR, changedIn });
       changed();
       if ((await decided) === 'roll back') throw new Error('rolled back on purpose');
     })
@@ -73,19 +99,7 @@ describeEachDatabase('per-request reads beside a write transaction', (dialect) =
       const { db } = inst;
       const schedule = inst.schedules[0]!;
       const reasonId = schedule.reasons[0]!.id;
-      const customer = await db.kysely
-        .insertInto('customers')
-        .values({
-          email_key: 'held@example.com',
-          email: 'held@example.com',
-          first_name: 'Held',
-          last_name: '',
-          phone: '',
-          created_at: NOW,
-          updated_at: NOW,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const customer = await insertCustomer(db, 'held@example.com');
       // on PostgreSQL the three reads run on different connections, so one made while a commit lands may
       // see it and another not; each must show either the state before the transaction or after its commit
       let since = 0;
@@ -150,39 +164,20 @@ describeEachDatabase('per-request reads beside a write transaction', (dialect) =
     try {
       const { db } = inst;
       const schedule = inst.schedules[0]!;
-      const customer = await db.kysely
-        .insertInto('customers')
-        .values({
-          email_key: 'many@example.com',
-          email: 'many@example.com',
-          first_name: 'M',
-          last_name: '',
-          phone: '',
-          created_at: NOW,
-          updated_at: NOW,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const customer = await insertCustomer(db, 'many@example.com');
       // MAX_CHANGES + 1 bookings, each its own version (1 .. MAX_CHANGES + 1), an hour apart
       for (let i = 0; i <= MAX_CHANGES; i++) {
         await db.write(async (trx) => {
-          const changedIn = await bumpBookingsVersion(trx, schedule.id);
-          await trx
-            .insertInto('bookings')
-            .values({
-              details_id: `many-${i}`,
-              schedule_id: schedule.id,
-              reason_id: schedule.reasons[0]!.id,
-              customer_id: customer.id,
-              start_at: NOW + i * HOUR,
-              end_at: NOW + (i + 1) * HOUR,
-              status: 'booked',
-              source: 'admin',
-              answers: '{}',
-              created_at: NOW,
-              changed_in: changedIn!,
-            })
-            .execute();
+          const changedIn = (await bumpBookingsVersion(trx, schedule.id))!;
+          await insertBooking(trx, {
+            detailsId: `many-${i}`,
+            scheduleId: schedule.id,
+            reasonId: schedule.reasons[0]!.id,
+            customerId: customer.id,
+            start: NOW + i * HOUR,
+            end: NOW + (i + 1) * HOUR,
+            changedIn,
+          });
         });
       }
       const reach = { before: HOUR, after: HOUR };
